@@ -1,0 +1,363 @@
+//! The C/C++ conformance suite: every program under `tests/c/` is compiled with clang-19 for
+//! the x86_64 host device and run under our `libomptarget.so.19.1` and under LLVM 19's (the
+//! oracle, from libomp-19-dev). Exit status and stdout must agree; where a program carries
+//! `// STDERR`, stderr must agree too after addresses are normalised.
+//!
+//! Each run records the dynamic loader's trace (`LD_DEBUG=libs`) and the harness checks that
+//! the intended library was the one initialised, so a run can never silently use the other.
+//!
+//! Directives (comment lines at the top of a program):
+//! - `// ENV: A=1 B=2`        environment for both runs
+//! - `// STDERR`              compare stderr too
+//! - `// SHARED-LIB: x_lib.c` build `tests/c/x_lib.c` as a shared library and link it
+//! - `// ARGS: ...`           command-line arguments
+//! - `// DIVERGENCE: why`     LLVM 19 contradicts the specification here: our output must equal
+//!   `NAME.expected` (the specified result) and LLVM's must differ from it (docs/DIVERGENCES.md)
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+
+const LLVM_LIB: &str = "/usr/lib/llvm-19/lib";
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .nth(2)
+        .expect("crates/abi sits two levels below the root")
+        .to_path_buf()
+}
+
+/// The folder holding our freshly built library, named as programs look for it.
+fn our_lib_dir() -> PathBuf {
+    // target/<profile>/deps/conformance-HASH → target/<profile>/libomptarget.so
+    let exe = std::env::current_exe().expect("test binary path");
+    let profile_dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>");
+    let lib = profile_dir.join("libomptarget.so");
+    assert!(
+        lib.exists(),
+        "{} is missing: cargo builds the cdylib before this test",
+        lib.display()
+    );
+    let dir = profile_dir.join("conformance-lib");
+    std::fs::create_dir_all(&dir).unwrap();
+    let link = dir.join("libomptarget.so.19.1");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(&lib, &link).unwrap();
+    dir
+}
+
+#[derive(Default, Debug)]
+struct Directives {
+    env: Vec<(String, String)>,
+    stderr: bool,
+    shared_lib: Option<String>,
+    args: Vec<String>,
+    divergence: Option<String>,
+}
+
+fn directives(src: &str) -> Directives {
+    let mut d = Directives::default();
+    for line in src
+        .lines()
+        .take_while(|l| l.starts_with("//") || l.trim().is_empty())
+    {
+        let line = line.trim_start_matches("//").trim();
+        if let Some(rest) = line.strip_prefix("ENV:") {
+            for kv in rest.split_whitespace() {
+                if let Some((k, v)) = kv.split_once('=') {
+                    d.env.push((k.into(), v.into()));
+                }
+            }
+        } else if line == "STDERR" {
+            d.stderr = true;
+        } else if let Some(rest) = line.strip_prefix("SHARED-LIB:") {
+            d.shared_lib = Some(rest.trim().into());
+        } else if let Some(rest) = line.strip_prefix("ARGS:") {
+            d.args = rest.split_whitespace().map(String::from).collect();
+        } else if let Some(rest) = line.strip_prefix("DIVERGENCE:") {
+            d.divergence = Some(rest.trim().into());
+        }
+    }
+    d
+}
+
+fn clang_for(path: &Path) -> &'static str {
+    if path.extension().is_some_and(|e| e == "cpp") {
+        "clang++-19"
+    } else {
+        "clang-19"
+    }
+}
+
+fn compile(src: &Path, out: &Path, extra: &[String]) -> Result<(), String> {
+    let output = Command::new(clang_for(src))
+        .args([
+            "-fopenmp",
+            "-fopenmp-targets=x86_64-pc-linux-gnu",
+            "-O1",
+            "-g0",
+        ])
+        .arg(src)
+        .arg("-o")
+        .arg(out)
+        .args(extra)
+        .output()
+        .map_err(|e| format!("cannot run {}: {e} (install clang-19)", clang_for(src)))?;
+    if !output.status.success() {
+        return Err(format!(
+            "compiling {} failed:\n{}",
+            src.display(),
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    Ok(())
+}
+
+#[derive(Debug, PartialEq)]
+struct Outcome {
+    status: String,
+    stdout: String,
+    stderr: String,
+}
+
+/// Replaces every hex address with `0xADDR`.
+fn normalise(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'0' && i + 1 < b.len() && b[i + 1] == b'x' {
+            let mut j = i + 2;
+            while j < b.len() && b[j].is_ascii_hexdigit() {
+                j += 1;
+            }
+            if j > i + 2 {
+                out.push_str("0xADDR");
+                i = j;
+                continue;
+            }
+        }
+        out.push(b[i] as char);
+        i += 1;
+    }
+    out
+}
+
+fn run(exe: &Path, lib_dir: &Path, d: &Directives, trace: &Path) -> Result<Outcome, String> {
+    let mut cmd = Command::new(exe);
+    cmd.args(&d.args)
+        .env("LD_LIBRARY_PATH", lib_dir)
+        .env("LD_DEBUG", "libs")
+        .env("LD_DEBUG_OUTPUT", trace)
+        .env_remove("LIBOMPTARGET_INFO")
+        .env_remove("OMP_TARGET_OFFLOAD");
+    for (k, v) in &d.env {
+        cmd.env(k, v);
+    }
+    let out = cmd
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
+    let status = match (
+        out.status.code(),
+        std::os::unix::process::ExitStatusExt::signal(&out.status),
+    ) {
+        (Some(c), _) => format!("exit {c}"),
+        (None, Some(s)) => format!("signal {s}"),
+        _ => "unknown".into(),
+    };
+    Ok(Outcome {
+        status,
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: normalise(&String::from_utf8_lossy(&out.stderr)),
+    })
+}
+
+/// Which libomptarget the dynamic loader initialised, from the `LD_DEBUG` trace files.
+fn loaded_library(trace_prefix: &Path) -> Option<PathBuf> {
+    let dir = trace_prefix.parent()?;
+    let stem = trace_prefix.file_name()?.to_str()?.to_owned();
+    let mut found = None;
+    for entry in std::fs::read_dir(dir).ok()?.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.starts_with(&format!("{stem}.")) {
+            continue;
+        }
+        let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+        for line in text.lines() {
+            if let Some(p) = line.split("calling init: ").nth(1) {
+                if p.trim().ends_with("libomptarget.so.19.1") {
+                    found = Some(PathBuf::from(p.trim()));
+                }
+            }
+        }
+        let _ = std::fs::remove_file(entry.path());
+    }
+    found
+}
+
+fn check_program(src: &Path, build: &Path, ours: &Path) -> Result<(), String> {
+    let text = std::fs::read_to_string(src).map_err(|e| e.to_string())?;
+    let d = directives(&text);
+    let stem = src.file_stem().unwrap().to_string_lossy().into_owned();
+    let exe = build.join(&stem);
+    let mut extra = Vec::new();
+    if let Some(lib) = &d.shared_lib {
+        let lib_src = src.parent().unwrap().join(lib);
+        let lib_name = Path::new(lib)
+            .file_stem()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let so = build.join(format!("lib{lib_name}.so"));
+        compile(&lib_src, &so, &["-shared".into(), "-fPIC".into()])?;
+        extra.extend([
+            format!("-L{}", build.display()),
+            format!("-l{lib_name}"),
+            format!("-Wl,-rpath,{}", build.display()),
+        ]);
+    }
+    compile(src, &exe, &extra)?;
+
+    let trace_ours = build.join(format!("{stem}.ours.trace"));
+    let trace_llvm = build.join(format!("{stem}.llvm.trace"));
+    let ours_out = run(&exe, ours, &d, &trace_ours)?;
+    let llvm_out = run(&exe, Path::new(LLVM_LIB), &d, &trace_llvm)?;
+
+    let ours_lib = loaded_library(&trace_ours);
+    let llvm_lib = loaded_library(&trace_llvm);
+    match &ours_lib {
+        Some(p) if p.starts_with(ours) => {}
+        other => {
+            return Err(format!(
+                "{stem}: our run loaded {other:?}, not {}",
+                ours.display()
+            ));
+        }
+    }
+    match &llvm_lib {
+        Some(p) if p.starts_with(LLVM_LIB) => {}
+        other => {
+            return Err(format!(
+                "{stem}: the LLVM run loaded {other:?}, not {LLVM_LIB}"
+            ));
+        }
+    }
+
+    let describe = |o: &Outcome| {
+        format!(
+            "  status: {}\n  stdout:\n{}\n  stderr:\n{}",
+            o.status, o.stdout, o.stderr
+        )
+    };
+    if let Some(why) = &d.divergence {
+        // The specification's result is recorded; ours must produce it and LLVM 19 must not.
+        let expected_path = src.with_extension("expected");
+        let expected = std::fs::read_to_string(&expected_path)
+            .map_err(|e| format!("{stem}: DIVERGENCE needs {}: {e}", expected_path.display()))?;
+        if ours_out.stdout != expected || ours_out.status != "exit 0" {
+            return Err(format!(
+                "{stem}: expected the specified result ({why}):\n{expected}\nours:\n{}",
+                describe(&ours_out)
+            ));
+        }
+        if llvm_out.stdout == expected {
+            return Err(format!(
+                "{stem}: marked as an LLVM divergence, but LLVM 19 now agrees: remove the mark"
+            ));
+        }
+        return Ok(());
+    }
+    let same = ours_out.status == llvm_out.status
+        && ours_out.stdout == llvm_out.stdout
+        && (!d.stderr || ours_out.stderr == llvm_out.stderr);
+    if !same {
+        return Err(format!(
+            "{stem}: outputs differ\n--- ours\n{}\n--- LLVM 19\n{}",
+            describe(&ours_out),
+            describe(&llvm_out)
+        ));
+    }
+    Ok(())
+}
+
+#[test]
+fn c_programs_agree_with_llvm19() {
+    let root = repo_root();
+    let tests_dir = root.join("tests/c");
+    let ours = our_lib_dir();
+    let build = ours.parent().unwrap().join("conformance-build");
+    std::fs::create_dir_all(&build).unwrap();
+    assert!(
+        Path::new(LLVM_LIB).join("libomptarget.so.19.1").exists(),
+        "LLVM 19's runtime is missing: apt-get install libomp-19-dev"
+    );
+    let filter = std::env::var("CONFORMANCE_FILTER").unwrap_or_default();
+    let mut programs: Vec<PathBuf> = std::fs::read_dir(&tests_dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            (name.ends_with(".c") || name.ends_with(".cpp"))
+                && !name.ends_with("_lib.c")
+                && name.contains(&filter)
+        })
+        .collect();
+    programs.sort();
+    assert!(
+        !programs.is_empty(),
+        "no programs under {}",
+        tests_dir.display()
+    );
+
+    let results: Mutex<BTreeMap<String, Result<(), String>>> = Mutex::new(BTreeMap::new());
+    let queue = Mutex::new(programs.clone());
+    let workers = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .min(4);
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| {
+                loop {
+                    let Some(p) = queue.lock().unwrap().pop() else {
+                        break;
+                    };
+                    let r = check_program(&p, &build, &ours);
+                    let name = p.file_name().unwrap().to_string_lossy().into_owned();
+                    results.lock().unwrap().insert(name, r);
+                }
+            });
+        }
+    });
+    let results = results.into_inner().unwrap();
+    let failed: Vec<_> = results.iter().filter(|(_, r)| r.is_err()).collect();
+    for (name, r) in &results {
+        println!("{} {name}", if r.is_ok() { "ok  " } else { "FAIL" });
+    }
+    for (_, r) in &failed {
+        println!("\n{}", r.as_ref().unwrap_err());
+    }
+    println!(
+        "\nconformance: {} passed, {} failed",
+        results.len() - failed.len(),
+        failed.len()
+    );
+    assert!(
+        failed.is_empty(),
+        "{} programs disagree with LLVM 19",
+        failed.len()
+    );
+}
+
+#[test]
+fn normalise_replaces_addresses() {
+    assert_eq!(
+        normalise("at 0x00007ffc1 (4 bytes) 0x"),
+        "at 0xADDR (4 bytes) 0x"
+    );
+}

@@ -1,0 +1,142 @@
+//! Configuration read once from the environment. The README lists every variable with its
+//! default.
+
+use std::env;
+
+/// `LIBOMPTARGET_INFO` bits.
+pub mod info {
+    pub const KERNEL_ARGS: u32 = 0x01;
+    pub const MAPPING_EXISTS: u32 = 0x02;
+    pub const DUMP_TABLE: u32 = 0x04;
+    pub const MAPPING_CHANGED: u32 = 0x08;
+    pub const KERNEL_GEOMETRY: u32 = 0x10;
+    pub const DATA_TRANSFER: u32 = 0x20;
+}
+
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// `LIBOMPTARGET_INFO` (bit mask, default 0).
+    pub info: u32,
+    /// `LIBOMPTARGET_DEBUG` (level, default 0): our own trace lines on stderr.
+    pub debug: u32,
+    /// `LIBOMPTARGET_MEMORY_MANAGER_THRESHOLD` (bytes, default 8 KiB; 0 disables).
+    pub memory_manager_threshold: usize,
+    /// `LIBOMPTARGET_MAP_FORCE_ATOMIC` (default true).
+    pub map_force_atomic: bool,
+    /// `LIBOMPTARGET_NUM_INITIAL_STREAMS` (default 1).
+    pub num_initial_streams: usize,
+    /// `OMPTARGET_DISABLE_HOST_PLUGIN` (default false).
+    pub disable_host_plugin: bool,
+    /// `OMP_NUM_TEAMS` (0 = unset).
+    pub num_teams: i32,
+    /// `OMP_TEAMS_THREAD_LIMIT` (0 = unset).
+    pub teams_thread_limit: i32,
+    /// `OMP_TEAM_LIMIT` (0 = unset).
+    pub team_limit: i32,
+    /// `LIBOMPTARGET_STACK_SIZE` (bytes, 0 = device default).
+    pub stack_size: usize,
+    /// `LIBOMPTARGET_HEAP_SIZE` (bytes, 0 = device default).
+    pub heap_size: usize,
+    /// `LIBOMPTARGET_PROFILE` (file name for a profile, unset = none).
+    pub profile: Option<String>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            info: 0,
+            debug: 0,
+            memory_manager_threshold: omptarget_plugin::memory_manager::DEFAULT_THRESHOLD,
+            map_force_atomic: true,
+            num_initial_streams: 1,
+            disable_host_plugin: false,
+            num_teams: 0,
+            teams_thread_limit: 0,
+            team_limit: 0,
+            stack_size: 0,
+            heap_size: 0,
+            profile: None,
+        }
+    }
+}
+
+fn parse_int(s: &str) -> Option<i64> {
+    let s = s.trim();
+    if let Some(hex) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        i64::from_str_radix(hex, 16).ok()
+    } else {
+        s.parse().ok()
+    }
+}
+
+fn parse_bool(s: &str) -> Option<bool> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Some(true),
+        "0" | "false" | "no" | "off" => Some(false),
+        _ => None,
+    }
+}
+
+impl Config {
+    /// Reads the environment.
+    pub fn from_env() -> Self {
+        Self::from_lookup(|k| env::var(k).ok())
+    }
+
+    /// Reads configuration through `get` (the environment, or a test's map).
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Self {
+        let d = Self::default();
+        let int = |k: &str| get(k).as_deref().and_then(parse_int);
+        Self {
+            // LLVM reads LIBOMPTARGET_INFO as a signed integer: -1 turns every bit on.
+            info: int("LIBOMPTARGET_INFO").map_or(d.info, |v| v as u32),
+            debug: int("LIBOMPTARGET_DEBUG").map_or(d.debug, |v| v.max(0) as u32),
+            memory_manager_threshold: int("LIBOMPTARGET_MEMORY_MANAGER_THRESHOLD")
+                .map_or(d.memory_manager_threshold, |v| v.max(0) as usize),
+            map_force_atomic: get("LIBOMPTARGET_MAP_FORCE_ATOMIC")
+                .as_deref()
+                .and_then(parse_bool)
+                .unwrap_or(d.map_force_atomic),
+            num_initial_streams: int("LIBOMPTARGET_NUM_INITIAL_STREAMS")
+                .map_or(d.num_initial_streams, |v| v.max(0) as usize),
+            disable_host_plugin: get("OMPTARGET_DISABLE_HOST_PLUGIN")
+                .as_deref()
+                .and_then(parse_bool)
+                .unwrap_or(d.disable_host_plugin),
+            num_teams: int("OMP_NUM_TEAMS").map_or(0, |v| v.max(0) as i32),
+            teams_thread_limit: int("OMP_TEAMS_THREAD_LIMIT").map_or(0, |v| v.max(0) as i32),
+            team_limit: int("OMP_TEAM_LIMIT").map_or(0, |v| v.max(0) as i32),
+            stack_size: int("LIBOMPTARGET_STACK_SIZE").map_or(0, |v| v.max(0) as usize),
+            heap_size: int("LIBOMPTARGET_HEAP_SIZE").map_or(0, |v| v.max(0) as usize),
+            profile: get("LIBOMPTARGET_PROFILE"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    #[test]
+    fn reads_values_and_keeps_defaults() {
+        let vars: HashMap<&str, &str> = [
+            ("LIBOMPTARGET_INFO", "-1"),
+            ("LIBOMPTARGET_MEMORY_MANAGER_THRESHOLD", "0"),
+            ("LIBOMPTARGET_MAP_FORCE_ATOMIC", "FALSE"),
+            ("OMPTARGET_DISABLE_HOST_PLUGIN", "1"),
+            ("OMP_NUM_TEAMS", "0x10"),
+        ]
+        .into();
+        let c = Config::from_lookup(|k| vars.get(k).map(|v| v.to_string()));
+        assert_eq!(c.info, u32::MAX);
+        assert_eq!(c.memory_manager_threshold, 0);
+        assert!(!c.map_force_atomic);
+        assert!(c.disable_host_plugin);
+        assert_eq!(c.num_teams, 16);
+        assert_eq!(c.num_initial_streams, 1);
+        let d = Config::from_lookup(|_| None);
+        assert!(d.map_force_atomic);
+        assert_eq!(d.memory_manager_threshold, 8192);
+    }
+}

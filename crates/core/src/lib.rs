@@ -1,0 +1,22 @@
+//! The target-independent OpenMP offload runtime of omptarget-rs.
+//!
+//! It knows OpenMP's rules (images, devices, the mapping table, map-type semantics, the
+//! `omp_target_*` routines) and neither C layouts (see `omptarget-abi`) nor device APIs (see
+//! the plugins).
+
+pub mod api;
+pub mod config;
+pub mod device;
+pub mod error;
+pub mod image;
+pub mod mapping;
+pub mod message;
+pub mod ops;
+pub mod runtime;
+
+pub use config::Config;
+pub use device::Device;
+pub use error::{Error, Result};
+pub use omptarget_plugin as plugin;
+pub use ops::{AsyncInfo, MapArgs};
+pub use runtime::{HostRuntime, NoHostRuntime, Policy, Runtime};

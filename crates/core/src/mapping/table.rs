@@ -1,0 +1,300 @@
+use std::collections::BTreeMap;
+use std::ffi::CStr;
+
+/// A dynamic reference count that may be infinite (`declare target` globals and
+/// `omp_target_associate_ptr` mappings never go away through map clauses).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RefCount {
+    Finite(u64),
+    Infinite,
+}
+
+impl RefCount {
+    pub fn is_zero(self) -> bool {
+        self == RefCount::Finite(0)
+    }
+}
+
+impl std::fmt::Display for RefCount {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RefCount::Finite(n) => write!(f, "{n}"),
+            RefCount::Infinite => f.write_str("INF"),
+        }
+    }
+}
+
+/// The key of an entry: its host begin address (entries never overlap).
+pub type EntryId = usize;
+
+/// One mapped host interval `[host_begin, host_end)`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entry {
+    /// The base address the mapping was created with (the array or struct it belongs to).
+    pub host_base: usize,
+    pub host_begin: usize,
+    pub host_end: usize,
+    /// What the device allocation starts at (freed when the entry goes away).
+    pub tgt_alloc: usize,
+    /// The device address of `host_begin`.
+    pub tgt_begin: usize,
+    pub dyn_refs: RefCount,
+    pub hold_refs: u64,
+    /// The allocation belongs to the user (`omp_target_associate_ptr`) or to the image (a
+    /// global): the runtime must not free it.
+    pub owns_allocation: bool,
+    /// The map-clause name string clang passed (`;a[0:n];file;line;col;;`), if any.
+    pub name: Option<&'static CStr>,
+}
+
+impl Entry {
+    pub fn size(&self) -> usize {
+        self.host_end - self.host_begin
+    }
+
+    /// The device address of host address `host` (which must lie in or at the entry).
+    pub fn tgt_ptr(&self, host: usize) -> usize {
+        self.tgt_begin
+            .wrapping_add(host.wrapping_sub(self.host_begin))
+    }
+
+    /// `dyn + hold`, or `None` when infinite.
+    pub fn total_refs(&self) -> Option<u64> {
+        match self.dyn_refs {
+            RefCount::Infinite => None,
+            RefCount::Finite(n) => Some(n + self.hold_refs),
+        }
+    }
+
+    /// Adds one reference of the given kind.
+    pub fn add_ref(&mut self, hold: bool) {
+        if hold {
+            self.hold_refs += 1;
+        } else if let RefCount::Finite(n) = &mut self.dyn_refs {
+            *n += 1;
+        }
+    }
+
+    /// Whether releasing one reference of the given kind (or deleting, which zeroes the
+    /// dynamic count) leaves the entry with no references at all.
+    pub fn release_would_remove(&self, hold: bool, delete: bool) -> bool {
+        let RefCount::Finite(dyn_refs) = self.dyn_refs else {
+            return false;
+        };
+        let (dyn_after, hold_after) = if delete {
+            (0, self.hold_refs - u64::from(hold && self.hold_refs > 0))
+        } else if hold {
+            (dyn_refs, self.hold_refs.saturating_sub(1))
+        } else {
+            (dyn_refs.saturating_sub(1), self.hold_refs)
+        };
+        dyn_after == 0 && hold_after == 0
+    }
+
+    /// Releases one reference of the given kind; `delete` zeroes the dynamic count instead.
+    /// Returns whether the entry now has no references.
+    pub fn release(&mut self, hold: bool, delete: bool) -> bool {
+        if let RefCount::Finite(n) = &mut self.dyn_refs {
+            if delete {
+                *n = 0;
+                if hold {
+                    self.hold_refs = self.hold_refs.saturating_sub(1);
+                }
+            } else if hold {
+                self.hold_refs = self.hold_refs.saturating_sub(1);
+            } else {
+                *n = n.saturating_sub(1);
+            }
+        }
+        self.total_refs() == Some(0)
+    }
+}
+
+/// How a host interval relates to the table.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Lookup {
+    /// The entry the interval touches, if any.
+    pub entry: Option<EntryId>,
+    /// The interval lies inside the entry.
+    pub contained: bool,
+    /// The interval starts before the entry and reaches into it.
+    pub extends_before: bool,
+    /// The interval starts inside the entry and reaches past its end.
+    pub extends_after: bool,
+}
+
+impl Lookup {
+    /// The interval touches a mapping but is not inside it.
+    pub fn is_extension(&self) -> bool {
+        self.extends_before || self.extends_after
+    }
+}
+
+/// Host interval → device allocation, for one device.
+#[derive(Debug, Default)]
+pub struct MappingTable {
+    entries: BTreeMap<usize, Entry>,
+}
+
+impl MappingTable {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub fn get(&self, id: EntryId) -> Option<&Entry> {
+        self.entries.get(&id)
+    }
+
+    pub fn get_mut(&mut self, id: EntryId) -> Option<&mut Entry> {
+        self.entries.get_mut(&id)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Entry> {
+        self.entries.values()
+    }
+
+    /// Classifies `[begin, begin + size)` against the table, the way OpenMP's map rules need:
+    /// a zero-size interval is "contained" when it lies in an entry (or between an entry's base
+    /// and its end, for pointers into a partly mapped struct).
+    pub fn lookup(&self, begin: usize, size: usize) -> Lookup {
+        let mut result = Lookup::default();
+        let end = begin.saturating_add(size);
+        // The last entry starting at or before `begin`, and the first starting after it.
+        let left = self.entries.range(..=begin).next_back().map(|(_, e)| e);
+        let right = self
+            .entries
+            .range((std::ops::Bound::Excluded(begin), std::ops::Bound::Unbounded))
+            .next()
+            .map(|(_, e)| e);
+        if size == 0 {
+            if let Some(e) = left {
+                result.entry = Some(e.host_begin);
+                result.contained = begin < e.host_end || begin < e.host_base;
+            }
+            if !result.contained {
+                if let Some(e) = right {
+                    result.entry = Some(e.host_begin);
+                    result.contained = begin >= e.host_base;
+                }
+            }
+            if !result.contained {
+                result.entry = None;
+            }
+            return result;
+        }
+        if let Some(e) = left {
+            if begin < e.host_end {
+                result.entry = Some(e.host_begin);
+                result.contained = end <= e.host_end;
+                result.extends_after = end > e.host_end;
+            }
+        }
+        if result.entry.is_none() {
+            if let Some(e) = right {
+                if end > e.host_begin {
+                    result.entry = Some(e.host_begin);
+                    result.extends_before = true;
+                    result.extends_after = end > e.host_end;
+                }
+            }
+        }
+        result
+    }
+
+    /// Records a new mapping. The caller has checked (with [`MappingTable::lookup`]) that the
+    /// interval is free; a zero-size entry is allowed only where no entry begins.
+    pub fn insert(&mut self, entry: Entry) -> EntryId {
+        let id = entry.host_begin;
+        let previous = self.entries.insert(id, entry);
+        debug_assert!(previous.is_none(), "mapping entries must not overlap");
+        id
+    }
+
+    /// Removes an entry and returns it.
+    pub fn remove(&mut self, id: EntryId) -> Option<Entry> {
+        self.entries.remove(&id)
+    }
+
+    /// Removes every entry (device teardown).
+    pub fn drain(&mut self) -> Vec<Entry> {
+        std::mem::take(&mut self.entries).into_values().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(begin: usize, size: usize) -> Entry {
+        Entry {
+            host_base: begin,
+            host_begin: begin,
+            host_end: begin + size,
+            tgt_alloc: 0x9000_0000 + begin,
+            tgt_begin: 0x9000_0000 + begin,
+            dyn_refs: RefCount::Finite(1),
+            hold_refs: 0,
+            owns_allocation: true,
+            name: None,
+        }
+    }
+
+    #[test]
+    fn classifies_intervals() {
+        let mut t = MappingTable::new();
+        t.insert(entry(100, 50));
+        let l = t.lookup(100, 50);
+        assert!(l.contained && !l.is_extension());
+        let l = t.lookup(120, 10);
+        assert!(l.contained);
+        assert_eq!(l.entry, Some(100));
+        let l = t.lookup(140, 20);
+        assert!(l.extends_after && !l.contained && !l.extends_before);
+        let l = t.lookup(90, 20);
+        assert!(l.extends_before && !l.extends_after);
+        let l = t.lookup(90, 70);
+        assert!(l.extends_before && l.extends_after);
+        assert_eq!(t.lookup(150, 10), Lookup::default());
+        assert_eq!(t.lookup(10, 90), Lookup::default());
+    }
+
+    #[test]
+    fn zero_size_lookups_find_the_enclosing_entry() {
+        let mut t = MappingTable::new();
+        t.insert(entry(100, 50));
+        assert!(t.lookup(100, 0).contained);
+        assert!(t.lookup(149, 0).contained);
+        assert!(!t.lookup(150, 0).contained);
+        assert!(!t.lookup(99, 0).contained);
+    }
+
+    #[test]
+    fn reference_counts_follow_openmp_rules() {
+        let mut e = entry(0, 8);
+        e.add_ref(false);
+        assert_eq!(e.dyn_refs, RefCount::Finite(2));
+        assert!(!e.release_would_remove(false, false));
+        assert!(!e.release(false, false));
+        assert!(e.release_would_remove(false, false));
+        // delete zeroes the dynamic count but a hold reference keeps the entry.
+        e.add_ref(true);
+        assert!(!e.release_would_remove(false, true));
+        assert!(!e.release(false, true));
+        assert_eq!(e.dyn_refs, RefCount::Finite(0));
+        assert!(e.release_would_remove(true, false));
+        assert!(e.release(true, false));
+        // Infinite entries never go away.
+        let mut g = entry(0, 8);
+        g.dyn_refs = RefCount::Infinite;
+        assert!(!g.release(false, true));
+        assert_eq!(g.total_refs(), None);
+    }
+}

@@ -1,0 +1,341 @@
+//! The one `Runtime` value: plugins, registered binaries, devices, offload policy.
+
+use crate::config::Config;
+use crate::device::{Device, lock};
+use crate::error::{Error, Result};
+use crate::image::{Binary, DeviceImage, OffloadEntry, entry_flags};
+use crate::message::{fatal, report};
+use omptarget_plugin::{ImageInfo, Plugin};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
+
+/// What the runtime needs from the host OpenMP runtime (libomp). The C boundary implements it
+/// with libomp's symbols; tests supply their own.
+pub trait HostRuntime: Send + Sync {
+    /// `omp_get_default_device()`.
+    fn default_device(&self) -> i32;
+    /// `__kmpc_get_target_offload()`: 0 disabled, 1 default, 2 mandatory.
+    fn target_offload(&self) -> i32;
+}
+
+/// A host runtime without libomp: default device 0, default offload policy.
+#[derive(Debug, Default)]
+pub struct NoHostRuntime;
+
+impl HostRuntime for NoHostRuntime {
+    fn default_device(&self) -> i32 {
+        0
+    }
+    fn target_offload(&self) -> i32 {
+        1
+    }
+}
+
+/// `OMP_TARGET_OFFLOAD`, resolved: LLVM treats `DEFAULT` as mandatory once any device exists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Policy {
+    Disabled,
+    Mandatory,
+}
+
+/// The requires flags clang records (`#pragma omp requires`).
+pub mod requires {
+    pub const UNSPECIFIED: u64 = 0x1;
+    pub const REVERSE_OFFLOAD: u64 = 0x2;
+    pub const UNIFIED_ADDRESS: u64 = 0x4;
+    pub const UNIFIED_SHARED_MEMORY: u64 = 0x8;
+    pub const DYNAMIC_ALLOCATORS: u64 = 0x10;
+}
+
+/// Registered binaries; every change bumps the generation so devices load what is new.
+#[derive(Default)]
+struct Registry {
+    binaries: Vec<Binary>,
+}
+
+pub struct Runtime {
+    pub config: Config,
+    host: Box<dyn HostRuntime>,
+    plugins: Vec<Arc<dyn Plugin>>,
+    /// Whether each plugin has contributed its devices (a compatible image was registered).
+    plugin_used: Mutex<Vec<bool>>,
+    registry: RwLock<Registry>,
+    generation: AtomicU64,
+    devices: RwLock<Vec<Arc<Device>>>,
+    policy: OnceLock<Policy>,
+    requires: AtomicU64,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field(
+                "plugins",
+                &self.plugins.iter().map(|p| p.name()).collect::<Vec<_>>(),
+            )
+            .field("devices", &self.num_devices())
+            .finish()
+    }
+}
+
+/// The plugins of a normal run, in device-numbering order.
+pub fn default_plugins(config: &Config) -> Vec<Arc<dyn Plugin>> {
+    let mut plugins: Vec<Arc<dyn Plugin>> = Vec::new();
+    if !config.disable_host_plugin {
+        plugins.push(Arc::new(omptarget_plugin_host::HostPlugin));
+    }
+    plugins
+}
+
+impl Runtime {
+    pub fn new(config: Config, plugins: Vec<Arc<dyn Plugin>>, host: Box<dyn HostRuntime>) -> Self {
+        let n = plugins.len();
+        Self {
+            config,
+            host,
+            plugins,
+            plugin_used: Mutex::new(vec![false; n]),
+            registry: RwLock::new(Registry::default()),
+            generation: AtomicU64::new(1),
+            devices: RwLock::new(Vec::new()),
+            policy: OnceLock::new(),
+            requires: AtomicU64::new(requires::UNSPECIFIED),
+        }
+    }
+
+    pub fn plugins(&self) -> &[Arc<dyn Plugin>] {
+        &self.plugins
+    }
+
+    /// Registers a binary (`__tgt_register_lib`). Images that no plugin accepts, and corrupt
+    /// OffloadBinaries, are reported and skipped; the binary's other images still count.
+    pub fn register(&self, key: usize, raw_images: &[&'static [u8]], entries: Vec<OffloadEntry>) {
+        let mut images: Vec<DeviceImage> = Vec::new();
+        for (i, raw) in raw_images.iter().enumerate() {
+            match crate::image::unwrap_image(raw) {
+                Ok(found) => images.extend(found),
+                Err(e) => report(format_args!("skipping device image {i}: {e}")),
+            }
+        }
+        for e in &entries {
+            if e.flags & entry_flags::REQUIRES != 0 {
+                self.register_requires(e.data);
+            }
+        }
+        let mut registry = self.registry.write().unwrap_or_else(|e| e.into_inner());
+        if registry.binaries.iter().any(|b| b.key == key) {
+            return;
+        }
+        // Plugins with a compatible image contribute their devices, in registration order.
+        for (p, plugin) in self.plugins.iter().enumerate() {
+            let compatible = images.iter().any(|i| {
+                plugin.is_compatible(&ImageInfo {
+                    bytes: i.bytes,
+                    triple: i.triple,
+                    arch: i.arch,
+                })
+            });
+            if compatible {
+                self.use_plugin(p);
+            }
+        }
+        registry.binaries.push(Binary {
+            key,
+            images,
+            entries,
+        });
+        self.generation.fetch_add(1, Ordering::AcqRel);
+    }
+
+    fn use_plugin(&self, p: usize) {
+        let mut used = lock(&self.plugin_used);
+        if used[p] {
+            return;
+        }
+        used[p] = true;
+        let plugin = &self.plugins[p];
+        let mut devices = self.devices.write().unwrap_or_else(|e| e.into_inner());
+        for local in 0..plugin.number_of_devices() {
+            let id = devices.len();
+            devices.push(Arc::new(Device::new(
+                id,
+                plugin.clone(),
+                local,
+                &self.config,
+            )));
+        }
+    }
+
+    /// Unregisters a binary (`__tgt_unregister_lib`): its images leave every device, and when
+    /// it was the last binary every device's remaining memory is released.
+    pub fn unregister(&self, key: usize) {
+        let mut registry = self.registry.write().unwrap_or_else(|e| e.into_inner());
+        let Some(pos) = registry.binaries.iter().position(|b| b.key == key) else {
+            return;
+        };
+        registry.binaries.remove(pos);
+        let last = registry.binaries.is_empty();
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        drop(registry);
+        for device in self.devices() {
+            device.unload_binary(key);
+            if last {
+                device.release_all_memory();
+            }
+        }
+    }
+
+    /// `__tgt_register_requires` (clang ≤ 18) and the 0x10 requires entry.
+    pub fn register_requires(&self, flags: u64) {
+        let old = self.requires.load(Ordering::Acquire);
+        if old == requires::UNSPECIFIED || flags == requires::UNSPECIFIED {
+            if flags != requires::UNSPECIFIED {
+                self.requires.store(flags, Ordering::Release);
+            }
+            return;
+        }
+        // Every compilation unit must agree on the memory-model requirements.
+        for (bit, clause) in [
+            (requires::REVERSE_OFFLOAD, "reverse_offload"),
+            (requires::UNIFIED_ADDRESS, "unified_address"),
+            (requires::UNIFIED_SHARED_MEMORY, "unified_shared_memory"),
+        ] {
+            if (old ^ flags) & bit != 0 {
+                fatal(
+                    2,
+                    &format!("'#pragma omp requires {clause}' not used consistently!"),
+                );
+            }
+        }
+        self.requires.store(old | flags, Ordering::Release);
+    }
+
+    pub fn requires(&self) -> u64 {
+        self.requires.load(Ordering::Acquire)
+    }
+
+    /// Every device (a snapshot).
+    pub fn devices(&self) -> Vec<Arc<Device>> {
+        self.devices
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// `omp_get_num_devices()`.
+    pub fn num_devices(&self) -> usize {
+        self.devices.read().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    /// `omp_get_initial_device()`: the host, numbered after every device.
+    pub fn initial_device(&self) -> i64 {
+        self.num_devices() as i64
+    }
+
+    /// `omp_get_default_device()` from libomp.
+    pub fn default_device(&self) -> i64 {
+        i64::from(self.host.default_device())
+    }
+
+    /// The offload policy, fixed on first use (as LLVM does).
+    pub fn policy(&self) -> Policy {
+        *self
+            .policy
+            .get_or_init(|| match self.host.target_offload() {
+                0 => Policy::Disabled,
+                2 => Policy::Mandatory,
+                _ if self.num_devices() > 0 => Policy::Mandatory,
+                _ => Policy::Disabled,
+            })
+    }
+
+    /// Resolves `device_id` (−1 = default) to a device whose images are loaded, or says the
+    /// construct must run on the host (`Ok(None)`).
+    pub fn device_for_construct(&self, device_id: i64) -> Result<Option<Arc<Device>>> {
+        let id = if device_id == -1 {
+            self.default_device()
+        } else {
+            device_id
+        };
+        if self.policy() == Policy::Disabled {
+            return Ok(None);
+        }
+        let count = self.num_devices();
+        if count == 0 {
+            return Err(Error::InvalidDevice { id, count });
+        }
+        if id == count as i64 {
+            return Ok(None);
+        }
+        let device = self.device(id)?;
+        Ok(Some(device))
+    }
+
+    /// Device `id` with every registered binary loaded on it.
+    pub fn device(&self, id: i64) -> Result<Arc<Device>> {
+        let device = {
+            let devices = self.devices.read().unwrap_or_else(|e| e.into_inner());
+            usize::try_from(id)
+                .ok()
+                .and_then(|i| devices.get(i).cloned())
+                .ok_or(Error::InvalidDevice {
+                    id,
+                    count: devices.len(),
+                })?
+        };
+        let generation = self.generation.load(Ordering::Acquire);
+        if device.loaded_generation_is(generation) {
+            return Ok(device);
+        }
+        let registry = self.registry.read().unwrap_or_else(|e| e.into_inner());
+        let generation = self.generation.load(Ordering::Acquire);
+        device.ensure_loaded(&registry.binaries, generation)?;
+        Ok(device)
+    }
+
+    /// The device without loading images (API calls that only touch memory).
+    pub fn device_unloaded(&self, id: i64) -> Result<Arc<Device>> {
+        let devices = self.devices.read().unwrap_or_else(|e| e.into_inner());
+        usize::try_from(id)
+            .ok()
+            .and_then(|i| devices.get(i).cloned())
+            .ok_or(Error::InvalidDevice {
+                id,
+                count: devices.len(),
+            })
+    }
+
+    /// Reports a construct's failure the way LLVM does: fatal under a mandatory policy.
+    pub fn handle_outcome(&self, ok: bool, source: Option<(&str, u32, u32)>) {
+        if ok || self.policy() != Policy::Mandatory {
+            return;
+        }
+        if self.config.info & crate::config::info::DUMP_TABLE != 0 {
+            for d in self.devices() {
+                crate::ops::dump_table(&d, None);
+            }
+        } else {
+            report(format_args!(
+                "Consult https://openmp.llvm.org/design/Runtimes.html for debugging options."
+            ));
+        }
+        match source {
+            Some((file, line, col)) => {
+                eprint!("{file}:{line}:{col}: ");
+            }
+            None => report(format_args!(
+                "Source location information not present. Compile with -g or -gline-tables-only."
+            )),
+        }
+        fatal(
+            1,
+            "failure of target construct while offloading is mandatory",
+        );
+    }
+}
+
+impl Device {
+    pub(crate) fn loaded_generation_is(&self, generation: u64) -> bool {
+        self.loaded_generation() == generation
+    }
+}

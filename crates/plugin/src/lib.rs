@@ -1,0 +1,166 @@
+//! The interface every omptarget-rs device backend implements, and the pieces backends share.
+//!
+//! This crate is the hardware abstraction layer: `core` drives devices only through the
+//! [`Plugin`] and [`Device`] traits, and a backend knows nothing about mapping tables or
+//! OpenMP semantics. Device addresses are plain `usize` values: a backend gives them out and
+//! takes them back, and the core never dereferences them.
+
+mod error;
+pub mod memory_manager;
+
+pub use error::{Error, ErrorKind, Result};
+
+/// A device address handed out by a backend.
+pub type DevicePtr = usize;
+
+/// An opaque queue handle (a CUDA stream; a token on synchronous backends).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct QueueId(pub usize);
+
+/// An opaque event handle (a CUDA event).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct EventId(pub usize);
+
+/// An opaque loaded-image handle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ModuleId(pub usize);
+
+/// An opaque kernel handle inside a loaded image.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct KernelId(pub usize);
+
+/// What kind of memory an allocation asks for (`omp_target_alloc` and the `llvm_omp_target_alloc_*`
+/// family).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AllocKind {
+    /// Ordinary device memory (mapped data, `omp_target_alloc`).
+    Device,
+    /// Page-locked host memory the device can reach.
+    Host,
+    /// Memory shared between host and device (managed).
+    Shared,
+}
+
+/// The direction of a copy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CopyKind {
+    HostToDevice,
+    DeviceToHost,
+    DeviceToDevice,
+}
+
+/// What a device image is, as far as a plugin can tell before loading it.
+#[derive(Clone, Copy, Debug)]
+pub struct ImageInfo<'a> {
+    /// The raw image bytes (an ELF object for every backend we have).
+    pub bytes: &'a [u8],
+    /// The `triple` string of an OffloadBinary wrapper, if there was one.
+    pub triple: Option<&'a str>,
+    /// The `arch` string of an OffloadBinary wrapper, if there was one.
+    pub arch: Option<&'a str>,
+}
+
+/// Launch parameters of one kernel, already decoded from clang's `KernelArgsTy`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LaunchConfig {
+    /// The `KernelArgsTy::Version` the compiler wrote (before any upgrade): version 3 and later
+    /// kernels take a hidden launch-environment pointer as their first parameter.
+    pub version: u32,
+    pub num_teams: [u32; 3],
+    pub thread_limit: [u32; 3],
+    pub dyn_cgroup_mem: u32,
+    pub tripcount: u64,
+}
+
+/// A description of one device, for `omptarget info` and `__tgt_print_device_info`.
+#[derive(Clone, Debug, Default)]
+pub struct DeviceInfo {
+    pub name: String,
+    /// Key/value lines, in the order they should be printed.
+    pub properties: Vec<(String, String)>,
+}
+
+/// A device backend: one per kind of hardware.
+pub trait Plugin: Send + Sync {
+    /// A short name (`x86_64`, `cuda`, `mock`).
+    fn name(&self) -> &'static str;
+    /// How many devices this backend drives; 0 when its driver is absent.
+    fn number_of_devices(&self) -> usize;
+    /// Whether `image` can run on this backend's devices.
+    fn is_compatible(&self, image: &ImageInfo<'_>) -> bool;
+    /// Initialises device `index` (0-based within this plugin).
+    fn init_device(&self, index: usize) -> Result<Box<dyn Device>>;
+}
+
+/// One device of a backend.
+///
+/// Operations that take `Option<QueueId>` run synchronously with `None`. A backend that really
+/// queues work (CUDA) reports it through [`Device::is_asynchronous`]; a synchronous backend may
+/// finish each operation before returning and treat queues and events as tokens.
+pub trait Device: Send + Sync {
+    /// A description of the device.
+    fn info(&self) -> DeviceInfo;
+
+    /// Loads an image; the handle stays valid until [`Device::unload`].
+    fn load(&self, image: &ImageInfo<'_>) -> Result<ModuleId>;
+    /// Unloads an image loaded with [`Device::load`].
+    fn unload(&self, module: ModuleId) -> Result<()>;
+    /// Finds a kernel by its symbol name.
+    fn kernel(&self, module: ModuleId, name: &str) -> Result<KernelId>;
+    /// Finds a global by its symbol name: its device address and size in bytes.
+    fn global(&self, module: ModuleId, name: &str) -> Result<(DevicePtr, usize)>;
+
+    /// Allocates `size` bytes. With a queue and [`Device::orders_alloc_on_queue`], the memory is
+    /// usable by work queued after this call on that queue.
+    fn alloc(&self, size: usize, kind: AllocKind, queue: Option<QueueId>) -> Result<DevicePtr>;
+    /// Frees memory from [`Device::alloc`]. With a queue and [`Device::orders_alloc_on_queue`],
+    /// the free takes effect after the work already queued on that queue.
+    fn free(&self, ptr: DevicePtr, kind: AllocKind, queue: Option<QueueId>) -> Result<()>;
+    /// Whether allocation and free are ordered on a queue (stream-ordered allocation).
+    fn orders_alloc_on_queue(&self) -> bool {
+        false
+    }
+    /// Whether queued work may still be running when a call returns.
+    fn is_asynchronous(&self) -> bool {
+        false
+    }
+
+    /// Copies `size` bytes. Host pointers are plain host addresses.
+    fn copy(
+        &self,
+        kind: CopyKind,
+        dst: usize,
+        src: usize,
+        size: usize,
+        queue: Option<QueueId>,
+    ) -> Result<()>;
+    /// Fills `size` bytes of device memory with `value`.
+    fn memset(&self, dst: DevicePtr, value: u8, size: usize, queue: Option<QueueId>) -> Result<()>;
+
+    /// Launches a kernel with one word per argument (device address or literal bits).
+    fn launch(
+        &self,
+        kernel: KernelId,
+        args: &[usize],
+        config: &LaunchConfig,
+        queue: QueueId,
+    ) -> Result<()>;
+
+    /// Creates a queue.
+    fn create_queue(&self) -> Result<QueueId>;
+    /// Destroys a queue created by [`Device::create_queue`].
+    fn destroy_queue(&self, queue: QueueId) -> Result<()>;
+    /// Waits until everything queued on `queue` has finished.
+    fn synchronize(&self, queue: QueueId) -> Result<()>;
+    /// Whether everything queued on `queue` has finished, without blocking.
+    fn query(&self, queue: QueueId) -> Result<bool>;
+
+    /// Creates an event.
+    fn create_event(&self) -> Result<EventId>;
+    /// Destroys an event.
+    fn destroy_event(&self, event: EventId) -> Result<()>;
+    /// Records `event` at the current end of `queue`.
+    fn record_event(&self, event: EventId, queue: QueueId) -> Result<()>;
+    /// Makes later work on `queue` wait for `event`, without blocking the host.
+    fn wait_event(&self, event: EventId, queue: QueueId) -> Result<()>;
+}

@@ -6,9 +6,11 @@ use crate::ffi::{
 };
 use omptarget_core::image::OffloadEntry;
 use omptarget_core::message::{fatal, report};
+use omptarget_core::ops::MapperComponents;
+use omptarget_core::ops::trace::{self, Region, SourceLoc};
 use omptarget_core::plugin::{AllocKind, LaunchConfig};
 use omptarget_core::runtime::default_plugins;
-use omptarget_core::{AsyncInfo, Config, Device, Error, MapArgs, Runtime};
+use omptarget_core::{Config, Device, Error, MapArgs, Runtime};
 use std::cell::Cell;
 use std::ffi::{CStr, c_char, c_int, c_void};
 use std::sync::{Arc, OnceLock};
@@ -32,24 +34,27 @@ thread_local! {
     static TRIPCOUNT: Cell<u64> = const { Cell::new(0) };
 }
 
-/// `file`, `line`, `column` from an `ident_t`, when clang recorded them (`-g`).
-fn source_of(loc: *const Ident) -> Option<(String, u32, u32)> {
+/// `file:line:col` of an `ident_t` (`psource` = `;file;function;line;col;;`).
+fn source_of(loc: *const Ident) -> SourceLoc {
+    let mut out = SourceLoc::default();
     if loc.is_null() {
-        return None;
+        return out;
     }
     // SAFETY: a non-null ident_t comes from clang and lives as long as the program.
     let psource = unsafe { (*loc).psource };
     if psource.is_null() {
-        return None;
+        return out;
     }
     // SAFETY: psource is a NUL-terminated constant string.
-    let s = unsafe { CStr::from_ptr(psource) }.to_str().ok()?;
+    let Ok(s) = unsafe { CStr::from_ptr(psource) }.to_str() else {
+        return out;
+    };
     let mut parts = s.split(';').skip(1);
-    let file = parts.next()?.to_owned();
-    let _function = parts.next()?;
-    let line: u32 = parts.next()?.parse().ok()?;
-    let col: u32 = parts.next()?.parse().ok()?;
-    (line != 0 || col != 0).then_some((file, line, col))
+    out.file = parts.next().filter(|f| !f.is_empty()).map(str::to_owned);
+    let _function = parts.next();
+    out.line = parts.next().and_then(|l| l.parse().ok()).unwrap_or(0);
+    out.col = parts.next().and_then(|c| c.parse().ok()).unwrap_or(0);
+    out
 }
 
 fn outcome(rt: &Runtime, ok: bool, loc: *const Ident) {
@@ -57,7 +62,11 @@ fn outcome(rt: &Runtime, ok: bool, loc: *const Ident) {
         return;
     }
     let src = source_of(loc);
-    rt.handle_outcome(false, src.as_ref().map(|(f, l, c)| (f.as_str(), *l, *c)));
+    let known = src.line != 0 || src.col != 0;
+    rt.handle_outcome(
+        false,
+        known.then(|| (src.file.as_deref().unwrap_or("unknown"), src.line, src.col)),
+    );
 }
 
 /// LLVM's fatal error for a device number that names no device.
@@ -159,23 +168,29 @@ fn data_op(
         outcome(rt, false, loc);
         return;
     };
-    let mut ai = AsyncInfo::new(&dev);
+    let src = source_of(loc);
+    let region = match op {
+        DataOp::Begin => Region::DataBegin,
+        DataOp::End => Region::DataEnd,
+        DataOp::Update => Region::DataUpdate,
+    };
+    trace::arguments(
+        rt.info_level(),
+        dev.id,
+        region,
+        &src,
+        args.sizes,
+        args.types,
+        args.names,
+    );
+    let mut ai = rt.async_info(&dev);
     let r = match op {
-        DataOp::Begin => rt.data_begin(&dev, &mut args, &mut ai).inspect_err(|_| {
-            report(format_args!(
-                "Call to targetDataBegin failed, abort target."
-            ))
-        }),
-        DataOp::End => rt
-            .data_end(&dev, &args, &mut ai)
-            .inspect_err(|_| report(format_args!("Call to targetDataEnd failed, abort target."))),
-        DataOp::Update => rt.data_update(&dev, &args, &mut ai).inspect_err(|_| {
-            report(format_args!(
-                "Call to targetDataUpdate failed, abort target."
-            ))
-        }),
+        DataOp::Begin => rt.data_begin(&dev, &mut args, &mut ai),
+        DataOp::End => rt.data_end(&dev, &args, &mut ai),
+        DataOp::Update => rt.data_update(&dev, &args, &mut ai),
     };
     let r = r.and_then(|_| ai.synchronize());
+    rt.dump_tables_after(&src);
     outcome(rt, r.is_ok(), loc);
 }
 
@@ -297,10 +312,12 @@ fn target_kernel(
         outcome(rt, false, loc);
         return OFFLOAD_FAIL;
     };
-    let mut ai = AsyncInfo::new(&dev);
+    let src = source_of(loc);
+    let mut ai = rt.async_info(&dev);
     let r = rt
-        .target(&dev, host_ptr as usize, &mut args, &config, &mut ai)
+        .target(&dev, host_ptr as usize, &mut args, &config, &src, &mut ai)
         .and_then(|_| ai.synchronize());
+    rt.dump_tables_after(&src);
     outcome(rt, r.is_ok(), loc);
     if r.is_ok() {
         OFFLOAD_SUCCESS
@@ -688,12 +705,9 @@ export! {
 export! {
     fn omp_target_is_present(ptr: *const c_void, device: c_int) -> c_int = 0; {
         let rt = runtime();
-        let id = i64::from(device);
+        let id = checked_device(rt, device);
         if id == rt.initial_device() {
             return 1;
-        }
-        if id < 0 || id >= rt.num_devices() as i64 {
-            return 0;
         }
         c_int::from(rt.target_is_present(ptr as usize, id))
     }
@@ -847,7 +861,7 @@ export! {
 export! {
     fn ompx_dump_mapping_tables() {
         for d in runtime().devices() {
-            omptarget_core::ops::dump_table(&d, None);
+            omptarget_core::ops::dump_table(&d, &SourceLoc::default(), true);
         }
     }
 }
@@ -858,11 +872,6 @@ export! {
 }
 
 unsupported! {
-    fn __tgt_mapper_num_components(handle: *mut c_void) -> i64 = 0;
-    fn __tgt_push_mapper_component(handle: *mut c_void, base: *mut c_void, begin: *mut c_void,
-                                   size: i64, ty: i64, name: *mut c_void) -> () = ();
-    fn __tgt_set_info_flag(flags: u32) -> () = ();
-    fn __tgt_print_device_info(device: i64) -> c_int = 0;
     fn __tgt_activate_record_replay(device: i64, size: u64, vaddr: *mut c_void, record: bool,
                                     save: bool, offset: *mut u64) -> c_int = OFFLOAD_FAIL;
     fn __tgt_target_kernel_replay(loc: *const Ident, device: i64, host_ptr: *mut c_void,
@@ -880,20 +889,174 @@ unsupported! {
     fn omp_get_interop_str(interop: *mut c_void, property: c_int, rc: *mut c_int) -> *const c_char = std::ptr::null();
     fn omp_get_interop_name(interop: *mut c_void, property: c_int) -> *const c_char = std::ptr::null();
     fn omp_get_interop_type_desc(interop: *mut c_void, property: c_int) -> *const c_char = std::ptr::null();
+    fn llvm_omp_target_lock_mem(ptr: *mut c_void, size: usize, device: c_int) -> *mut c_void = std::ptr::null_mut();
+    fn llvm_omp_target_unlock_mem(ptr: *mut c_void, device: c_int) -> () = ();
+}
+
+// ---------------------------------------------------------------------------------------
+// Mappers, info, memset, association, asynchronous copies
+
+export! {
+    fn __tgt_mapper_num_components(handle: *mut c_void) -> i64 = 0; {
+        if handle.is_null() {
+            return 0;
+        }
+        // SAFETY: the handle is the MapperComponents the runtime passed to the mapper.
+        unsafe { (*(handle as *const MapperComponents)).0.len() as i64 }
+    }
+}
+
+export! {
+    fn __tgt_push_mapper_component(handle: *mut c_void, base: *mut c_void, begin: *mut c_void,
+                                   size: i64, ty: i64, name: *mut c_void) {
+        if handle.is_null() {
+            report(format_args!("__tgt_push_mapper_component called without a mapper handle"));
+            return;
+        }
+        // SAFETY: as in __tgt_mapper_num_components; the mapper runs on this thread.
+        let components = unsafe { &mut *(handle as *mut MapperComponents) };
+        components.0.push(omptarget_core::ops::MapperComponent {
+            base: base as usize,
+            begin: begin as usize,
+            size,
+            ty,
+            name: name as usize,
+        });
+    }
+}
+
+export! {
+    fn __tgt_set_info_flag(flags: u32) {
+        runtime().set_info_level(flags);
+    }
+}
+
+export! {
+    fn __tgt_print_device_info(device: i64) -> c_int = 0; {
+        let rt = runtime();
+        match rt.device_unloaded(device).and_then(|d| d.backend().map(|b| b.info())) {
+            Ok(info) => {
+                println!("Device {device}: {}", info.name);
+                for (k, v) in info.properties {
+                    println!("    {k:<40} {v}");
+                }
+                1
+            }
+            Err(e) => {
+                report(format_args!("{e}"));
+                0
+            }
+        }
+    }
+}
+
+fn memset(ptr: *mut c_void, value: c_int, size: usize, device: c_int) -> *mut c_void {
+    // A null pointer or an empty range is a no-op, as in LLVM.
+    if ptr.is_null() || size == 0 {
+        return ptr;
+    }
+    let rt = runtime();
+    let id = checked_device(rt, device);
+    if id == rt.initial_device() {
+        // SAFETY: the caller owns `size` bytes at ptr on the host.
+        unsafe { std::ptr::write_bytes(ptr.cast::<u8>(), value as u8, size) };
+    } else if let Err(e) = rt.target_memset(ptr as usize, value as u8, size, id) {
+        report(format_args!("{e}"));
+    }
+    ptr
+}
+
+export! {
+    fn omp_target_memset(ptr: *mut c_void, value: c_int, size: usize, device: c_int) -> *mut c_void = ptr; {
+        memset(ptr, value, size, device)
+    }
+}
+
+export! {
+    fn omp_target_associate_ptr(host: *const c_void, device_ptr: *const c_void, size: usize,
+                                offset: usize, device: c_int) -> c_int = OFFLOAD_FAIL; {
+        if host.is_null() || device_ptr.is_null() || size == 0 {
+            report(format_args!("Call to omp_target_associate_ptr with invalid arguments"));
+            return OFFLOAD_FAIL;
+        }
+        let rt = runtime();
+        let id = checked_device(rt, device);
+        if id == rt.initial_device() {
+            report(format_args!("omp_target_associate_ptr: no associating with host"));
+            return OFFLOAD_FAIL;
+        }
+        match rt.associate_ptr(host as usize, device_ptr as usize + offset, size, id) {
+            Ok(()) => OFFLOAD_SUCCESS,
+            Err(e) => {
+                report(format_args!("{e}"));
+                OFFLOAD_FAIL
+            }
+        }
+    }
+}
+
+export! {
+    fn omp_target_disassociate_ptr(host: *const c_void, device: c_int) -> c_int = OFFLOAD_FAIL; {
+        if host.is_null() {
+            report(format_args!("Call to omp_target_disassociate_ptr with invalid host_ptr"));
+            return OFFLOAD_FAIL;
+        }
+        let rt = runtime();
+        let id = checked_device(rt, device);
+        if id == rt.initial_device() {
+            report(format_args!("omp_target_disassociate_ptr: no associating with host"));
+            return OFFLOAD_FAIL;
+        }
+        match rt.disassociate_ptr(host as usize, id) {
+            Ok(()) => OFFLOAD_SUCCESS,
+            Err(e) => {
+                report(format_args!("{e}"));
+                OFFLOAD_FAIL
+            }
+        }
+    }
+}
+
+export! {
+    /// Waits for the depend objects (through libomp), then copies. Completing before
+    /// returning is a valid schedule of the asynchronous routine.
     fn omp_target_memcpy_async(dst: *mut c_void, src: *const c_void, length: usize,
                                dst_offset: usize, src_offset: usize, dst_device: c_int,
-                               src_device: c_int, ndeps: c_int, deps: *mut c_void) -> c_int = OFFLOAD_FAIL;
+                               src_device: c_int, ndeps: c_int, deps: *mut c_void) -> c_int = OFFLOAD_FAIL; {
+        if length == 0 {
+            return OFFLOAD_SUCCESS;
+        }
+        if dst.is_null() || src.is_null() {
+            report(format_args!("Call to omp_target_memcpy_async with invalid arguments"));
+            return OFFLOAD_FAIL;
+        }
+        crate::host::wait_depend_objects(ndeps, deps);
+        memcpy(dst, src, length, dst_offset, src_offset, dst_device, src_device)
+    }
+}
+
+export! {
     fn omp_target_memcpy_rect_async(dst: *mut c_void, src: *const c_void, elem: usize,
                                     dims: c_int, volume: *const usize, dst_offsets: *const usize,
                                     src_offsets: *const usize, dst_dims: *const usize,
                                     src_dims: *const usize, dst_device: c_int, src_device: c_int,
-                                    ndeps: c_int, deps: *mut c_void) -> c_int = OFFLOAD_FAIL;
-    fn omp_target_memset(ptr: *mut c_void, value: c_int, size: usize, device: c_int) -> *mut c_void = std::ptr::null_mut();
+                                    ndeps: c_int, deps: *mut c_void) -> c_int = OFFLOAD_FAIL; {
+        if dst.is_null() && src.is_null() {
+            return c_int::MAX;
+        }
+        crate::host::wait_depend_objects(ndeps, deps);
+        // SAFETY: forwarded unchanged; omp_target_memcpy_rect validates them.
+        unsafe {
+            omp_target_memcpy_rect(dst, src, elem, dims, volume, dst_offsets, src_offsets,
+                                   dst_dims, src_dims, dst_device, src_device)
+        }
+    }
+}
+
+export! {
     fn omp_target_memset_async(ptr: *mut c_void, value: c_int, size: usize, device: c_int,
-                               ndeps: c_int, deps: *mut c_void) -> *mut c_void = std::ptr::null_mut();
-    fn omp_target_associate_ptr(host: *const c_void, device_ptr: *const c_void, size: usize,
-                                offset: usize, device: c_int) -> c_int = OFFLOAD_FAIL;
-    fn omp_target_disassociate_ptr(host: *const c_void, device: c_int) -> c_int = OFFLOAD_FAIL;
-    fn llvm_omp_target_lock_mem(ptr: *mut c_void, size: usize, device: c_int) -> *mut c_void = std::ptr::null_mut();
-    fn llvm_omp_target_unlock_mem(ptr: *mut c_void, device: c_int) -> () = ();
+                               ndeps: c_int, deps: *mut c_void) -> *mut c_void = ptr; {
+        crate::host::wait_depend_objects(ndeps, deps);
+        memset(ptr, value, size, device)
+    }
 }

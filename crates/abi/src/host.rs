@@ -39,3 +39,53 @@ impl HostRuntime for Libomp {
         self.target_offload.map_or(1, |f| unsafe { f() })
     }
 }
+
+/// libomp's `kmp_depend_info_t` (what an `omp_depend_t` object points at).
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct DependInfo {
+    base_addr: isize,
+    len: usize,
+    flags: u32,
+}
+
+type GlobalThreadNum = unsafe extern "C" fn(*const libc::c_void) -> i32;
+type WaitDeps =
+    unsafe extern "C" fn(*const libc::c_void, i32, i32, *mut DependInfo, i32, *mut DependInfo);
+
+/// Blocks until the tasks that the `ndeps` depend objects at `deps` name have completed
+/// (`__kmpc_omp_wait_deps`), so an `_async` routine can run in order right away.
+pub fn wait_depend_objects(ndeps: i32, deps: *mut libc::c_void) {
+    if ndeps <= 0 || deps.is_null() {
+        return;
+    }
+    // SAFETY: dlsym lookups of libomp's entry points by name; null when absent.
+    let (gtid, wait) = unsafe {
+        (
+            libc::dlsym(libc::RTLD_DEFAULT, c"__kmpc_global_thread_num".as_ptr()),
+            libc::dlsym(libc::RTLD_DEFAULT, c"__kmpc_omp_wait_deps".as_ptr()),
+        )
+    };
+    if gtid.is_null() || wait.is_null() {
+        return;
+    }
+    // SAFETY: `deps` holds `ndeps` omp_depend_t values, each pointing at a kmp_depend_info_t
+    // that libomp initialised (`depobj` construct).
+    let mut list: Vec<DependInfo> = (0..ndeps as usize)
+        .map(|i| unsafe { **(deps as *const *const DependInfo).add(i) })
+        .collect();
+    // SAFETY: both symbols are libomp's, with the signatures above.
+    unsafe {
+        let gtid: GlobalThreadNum = std::mem::transmute(gtid);
+        let wait: WaitDeps = std::mem::transmute(wait);
+        let id = gtid(std::ptr::null());
+        wait(
+            std::ptr::null(),
+            id,
+            ndeps,
+            list.as_mut_ptr(),
+            0,
+            std::ptr::null_mut(),
+        );
+    }
+}

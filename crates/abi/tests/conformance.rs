@@ -189,10 +189,10 @@ fn loaded_library(trace_prefix: &Path) -> Option<PathBuf> {
         }
         let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
         for line in text.lines() {
-            if let Some(p) = line.split("calling init: ").nth(1) {
-                if p.trim().ends_with("libomptarget.so.19.1") {
-                    found = Some(PathBuf::from(p.trim()));
-                }
+            if let Some(p) = line.split("calling init: ").nth(1)
+                && p.trim().ends_with("libomptarget.so.19.1")
+            {
+                found = Some(PathBuf::from(p.trim()));
             }
         }
         let _ = std::fs::remove_file(entry.path());

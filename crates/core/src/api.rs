@@ -1,7 +1,6 @@
 //! The device memory routines of OpenMP 5.2 §18.8 (`omp_target_alloc` and friends).
 
 use crate::error::{Error, Result};
-use crate::ops::AsyncInfo;
 use crate::runtime::Runtime;
 use omptarget_plugin::{AllocKind, CopyKind};
 
@@ -76,14 +75,14 @@ impl Runtime {
             }
             (false, true) => {
                 let dev = self.device_unloaded(dst_device)?;
-                let mut ai = AsyncInfo::new(&dev);
+                let mut ai = self.async_info(&dev);
                 let q = ai.queue()?;
                 dev.copy(CopyKind::HostToDevice, dst, src, length, Some(q))?;
                 ai.synchronize()
             }
             (true, false) => {
                 let dev = self.device_unloaded(src_device)?;
-                let mut ai = AsyncInfo::new(&dev);
+                let mut ai = self.async_info(&dev);
                 let q = ai.queue()?;
                 dev.copy(CopyKind::DeviceToHost, dst, src, length, Some(q))?;
                 ai.synchronize()
@@ -92,7 +91,7 @@ impl Runtime {
                 let sdev = self.device_unloaded(src_device)?;
                 let ddev = self.device_unloaded(dst_device)?;
                 if src_device == dst_device {
-                    let mut ai = AsyncInfo::new(&sdev);
+                    let mut ai = self.async_info(&sdev);
                     let q = ai.queue()?;
                     sdev.copy(CopyKind::DeviceToDevice, dst, src, length, Some(q))?;
                     return ai.synchronize();
@@ -100,11 +99,11 @@ impl Runtime {
                 // Between devices: stage through host memory.
                 let mut staging = vec![0u8; length];
                 let stage = staging.as_mut_ptr() as usize;
-                let mut ai = AsyncInfo::new(&sdev);
+                let mut ai = self.async_info(&sdev);
                 let q = ai.queue()?;
                 sdev.copy(CopyKind::DeviceToHost, stage, src, length, Some(q))?;
                 ai.synchronize()?;
-                let mut ai = AsyncInfo::new(&ddev);
+                let mut ai = self.async_info(&ddev);
                 let q = ai.queue()?;
                 ddev.copy(CopyKind::HostToDevice, dst, stage, length, Some(q))?;
                 ai.synchronize()
@@ -118,4 +117,92 @@ unsafe extern "C" {
     fn libc_malloc(size: usize) -> *mut u8;
     #[link_name = "free"]
     fn libc_free(ptr: *mut u8);
+}
+
+impl Runtime {
+    /// Whether `ptr` lies in a mapping of `dev` (`omp_target_is_present`: one byte at `ptr`).
+    pub fn is_present(&self, dev: &crate::device::Device, ptr: usize) -> bool {
+        let table = crate::device::lock(&dev.table);
+        table.lookup(ptr, 1).contained
+    }
+
+    /// `omp_get_mapped_ptr` on a device: the device address of `ptr`, if mapped.
+    pub fn mapped_ptr(&self, dev: &crate::device::Device, ptr: usize) -> Option<usize> {
+        let table = crate::device::lock(&dev.table);
+        let l = table.lookup(ptr, 1);
+        l.entry
+            .filter(|_| l.contained)
+            .and_then(|id| table.get(id))
+            .map(|e| e.tgt_ptr(ptr))
+    }
+
+    /// `omp_target_associate_ptr`: maps `[host, host + size)` to caller-owned device memory
+    /// with an infinite reference count. Re-associating the same pair is a no-op.
+    pub fn associate_ptr(&self, host: usize, tgt: usize, size: usize, device: i64) -> Result<()> {
+        let dev = self.device_unloaded(device)?;
+        let mut table = crate::device::lock(&dev.table);
+        if let Some(e) = table.get(host) {
+            if e.host_end == host + size && e.tgt_begin == tgt {
+                return Ok(());
+            }
+            return Err(Error::InvalidArgument(
+                "Not allowed to re-associate a different device ptr+offset with the same host ptr"
+                    .into(),
+            ));
+        }
+        let l = table.lookup(host, size);
+        if l.entry.is_some() {
+            return Err(Error::Extension { host, size });
+        }
+        table.insert(crate::mapping::Entry {
+            host_base: host,
+            host_begin: host,
+            host_end: host + size,
+            tgt_alloc: tgt,
+            tgt_begin: tgt,
+            dyn_refs: crate::mapping::RefCount::Infinite,
+            hold_refs: 0,
+            owns_allocation: false,
+            name: None,
+            shadows: Vec::new(),
+        });
+        Ok(())
+    }
+
+    /// `omp_target_disassociate_ptr`.
+    pub fn disassociate_ptr(&self, host: usize, device: i64) -> Result<()> {
+        let dev = self.device_unloaded(device)?;
+        let mut table = crate::device::lock(&dev.table);
+        let Some(e) = table.get(host) else {
+            return Err(Error::InvalidArgument("Association not found".into()));
+        };
+        if e.hold_refs > 0 {
+            return Err(Error::InvalidArgument(
+                "Trying to disassociate a pointer with a non-zero hold reference count".into(),
+            ));
+        }
+        if e.dyn_refs != crate::mapping::RefCount::Infinite || e.owns_allocation {
+            return Err(Error::InvalidArgument(
+                "Trying to disassociate a pointer which was not mapped via omp_target_associate_ptr"
+                    .into(),
+            ));
+        }
+        table.remove(host);
+        Ok(())
+    }
+
+    /// `omp_target_memset` on a device (the host case is the caller's).
+    pub fn target_memset(&self, ptr: usize, value: u8, size: usize, device: i64) -> Result<()> {
+        let dev = self.device_unloaded(device)?;
+        let mut ai = self.async_info(&dev);
+        let q = ai.queue()?;
+        dev.backend()?
+            .memset(ptr, value, size, Some(q))
+            .map_err(|source| Error::Device {
+                device: dev.id,
+                what: "filling device memory",
+                source,
+            })?;
+        ai.synchronize()
+    }
 }

@@ -41,7 +41,7 @@ pub struct Device {
     /// The registry generation whose binaries are all loaded here.
     loaded_generation: AtomicU64,
     loaded: Mutex<Vec<LoadedBinary>>,
-    kernels: RwLock<HashMap<usize, KernelId>>,
+    kernels: RwLock<HashMap<usize, (KernelId, &'static str)>>,
     pub(crate) table: Mutex<MappingTable>,
     queues: Mutex<Vec<QueueId>>,
     /// Size-class cache for backends that cannot order allocation on a queue.
@@ -182,7 +182,7 @@ impl Device {
                 } else if entry.flags & entry_flags::DTOR != 0 {
                     record.dtors.push(kernel);
                 }
-                kernels.insert(entry.addr, kernel);
+                kernels.insert(entry.addr, (kernel, entry.name_str()));
                 record.kernels.push(entry.addr);
             } else if entry.size > 0 && entry.flags & entry_flags::LINK == 0 {
                 self.map_global(backend, module, entry, &mut table)?;
@@ -222,6 +222,7 @@ impl Device {
             hold_refs: 0,
             owns_allocation: false,
             name: Some(entry.name),
+            shadows: Vec::new(),
         });
         Ok(())
     }
@@ -296,7 +297,7 @@ impl Device {
     }
 
     /// The device kernel of host region id `host_ptr`.
-    pub(crate) fn kernel(&self, host_ptr: usize) -> Option<KernelId> {
+    pub(crate) fn kernel(&self, host_ptr: usize) -> Option<(KernelId, &'static str)> {
         self.kernels
             .read()
             .unwrap_or_else(|e| e.into_inner())
@@ -325,15 +326,15 @@ impl Device {
         queue: Option<QueueId>,
     ) -> Result<DevicePtr> {
         let backend = self.backend()?;
-        if kind == AllocKind::Device {
-            if let Some(mm) = self.memory_manager().filter(|mm| mm.caches(size)) {
-                let ptr = match mm.take(size) {
-                    Some(p) => p,
-                    None => self.backend_alloc(backend, MemoryManager::class_size(size), queue)?,
-                };
-                lock(&self.cached_sizes).insert(ptr, size);
-                return Ok(ptr);
-            }
+        if kind == AllocKind::Device
+            && let Some(mm) = self.memory_manager().filter(|mm| mm.caches(size))
+        {
+            let ptr = match mm.take(size) {
+                Some(p) => p,
+                None => self.backend_alloc(backend, MemoryManager::class_size(size), queue)?,
+            };
+            lock(&self.cached_sizes).insert(ptr, size);
+            return Ok(ptr);
         }
         backend
             .alloc(size, kind, queue)
@@ -380,25 +381,16 @@ impl Device {
         kind: AllocKind,
         queue: Option<QueueId>,
     ) -> Result<()> {
-        if kind == AllocKind::Device {
-            if let Some(size) = lock(&self.cached_sizes).remove(&ptr) {
-                if let Some(mm) = self.memory_manager() {
-                    if mm.give_back(ptr, size) {
-                        return Ok(());
-                    }
-                }
-            }
+        if kind == AllocKind::Device
+            && let Some(size) = lock(&self.cached_sizes).remove(&ptr)
+            && let Some(mm) = self.memory_manager()
+            && mm.give_back(ptr, size)
+        {
+            return Ok(());
         }
         backend
             .free(ptr, kind, queue)
             .on(self.id, "freeing device memory")
-    }
-
-    /// Whether frees may be queued (stream-ordered) instead of waiting for synchronisation.
-    pub(crate) fn orders_free_on_queue(&self) -> bool {
-        self.backend()
-            .map(|b| b.orders_alloc_on_queue() || !b.is_asynchronous())
-            .unwrap_or(true)
     }
 
     pub(crate) fn copy(

@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use crate::image::{Binary, DeviceImage, OffloadEntry, entry_flags};
 use crate::message::{fatal, report};
 use omptarget_plugin::{ImageInfo, Plugin};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 /// What the runtime needs from the host OpenMP runtime (libomp). The C boundary implements it
@@ -64,6 +64,8 @@ pub struct Runtime {
     devices: RwLock<Vec<Arc<Device>>>,
     policy: OnceLock<Policy>,
     requires: AtomicU64,
+    /// `LIBOMPTARGET_INFO`, changeable by `__tgt_set_info_flag`.
+    info: AtomicU32,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -91,7 +93,6 @@ impl Runtime {
     pub fn new(config: Config, plugins: Vec<Arc<dyn Plugin>>, host: Box<dyn HostRuntime>) -> Self {
         let n = plugins.len();
         Self {
-            config,
             host,
             plugins,
             plugin_used: Mutex::new(vec![false; n]),
@@ -100,6 +101,33 @@ impl Runtime {
             devices: RwLock::new(Vec::new()),
             policy: OnceLock::new(),
             requires: AtomicU64::new(requires::UNSPECIFIED),
+            info: AtomicU32::new(config.info),
+            config,
+        }
+    }
+
+    /// The `LIBOMPTARGET_INFO` bits in force.
+    pub fn info_level(&self) -> u32 {
+        self.info.load(Ordering::Relaxed)
+    }
+
+    /// `__tgt_set_info_flag`.
+    pub fn set_info_level(&self, level: u32) {
+        self.info.store(level, Ordering::Relaxed);
+    }
+
+    /// The AsyncInfo of a construct on `dev`.
+    pub fn async_info<'d>(&self, dev: &'d Device) -> crate::ops::AsyncInfo<'d> {
+        crate::ops::AsyncInfo::with_info(dev, self.info_level())
+    }
+
+    /// 0x04: every device's table after a construct.
+    pub fn dump_tables_after(&self, loc: &crate::ops::trace::SourceLoc) {
+        if self.info_level() & crate::config::info::DUMP_TABLE == 0 {
+            return;
+        }
+        for d in self.devices() {
+            crate::ops::dump_table(&d, loc, false);
         }
     }
 
@@ -177,6 +205,12 @@ impl Runtime {
         let last = registry.binaries.is_empty();
         self.generation.fetch_add(1, Ordering::AcqRel);
         drop(registry);
+        if last && self.info_level() & crate::config::info::DUMP_TABLE != 0 {
+            // LLVM dumps each device's table as it tears the devices down, last first.
+            for device in self.devices().iter().rev() {
+                crate::ops::dump_table(device, &Default::default(), false);
+            }
+        }
         for device in self.devices() {
             device.unload_binary(key);
             if last {
@@ -310,9 +344,9 @@ impl Runtime {
         if ok || self.policy() != Policy::Mandatory {
             return;
         }
-        if self.config.info & crate::config::info::DUMP_TABLE != 0 {
+        if self.info_level() & crate::config::info::DUMP_TABLE != 0 {
             for d in self.devices() {
-                crate::ops::dump_table(&d, None);
+                crate::ops::dump_table(&d, &Default::default(), false);
             }
         } else {
             report(format_args!(

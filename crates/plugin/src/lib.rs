@@ -146,6 +146,16 @@ pub trait Device: Send + Sync {
         queue: QueueId,
     ) -> Result<()>;
 
+    /// The launch geometry a launch with `config` gets, for `LIBOMPTARGET_INFO` (blocks,
+    /// threads per block, `Generic` or `SPMD`).
+    fn describe_launch(
+        &self,
+        _kernel: KernelId,
+        _config: &LaunchConfig,
+    ) -> (u32, u32, &'static str) {
+        (1, 1, "Generic")
+    }
+
     /// Creates a queue.
     fn create_queue(&self) -> Result<QueueId>;
     /// Destroys a queue created by [`Device::create_queue`].

@@ -6,7 +6,7 @@
 
 mod table;
 
-pub use table::{Entry, EntryId, Lookup, MappingTable, RefCount};
+pub use table::{Entry, EntryId, Lookup, MappingTable, RefCount, ShadowPointer};
 
 #[cfg(test)]
 mod model_tests;

@@ -23,10 +23,9 @@ impl Rng {
 /// Host addresses used: a small window so that collisions are frequent.
 const SPACE: usize = 256;
 
-#[derive(Default)]
 struct Model {
     /// owner[i] = begin of the mapping that holds byte i.
-    owner: [Option<usize>; SPACE],
+    owner: Vec<Option<usize>>,
     /// begin → (end, dynamic refs).
     maps: HashMap<usize, (usize, u64)>,
 }
@@ -48,7 +47,10 @@ impl Model {
 fn run_sequence(seed: u64, steps: usize) {
     let mut rng = Rng(seed | 1);
     let mut table = MappingTable::new();
-    let mut model = Model::default();
+    let mut model = Model {
+        owner: vec![None; SPACE],
+        maps: HashMap::new(),
+    };
     for step in 0..steps {
         let begin = rng.below(SPACE as u64 - 16) as usize;
         let size = rng.below(16) as usize;
@@ -82,6 +84,7 @@ fn run_sequence(seed: u64, steps: usize) {
                         hold_refs: 0,
                         owns_allocation: true,
                         name: None,
+                        shadows: Vec::new(),
                     });
                     model.maps.insert(begin, (begin + size, 1));
                     for o in &mut model.owner[begin..begin + size] {
@@ -124,6 +127,6 @@ fn run_sequence(seed: u64, steps: usize) {
 #[test]
 fn random_sequences_agree_with_the_model() {
     for seed in 1..=300 {
-        run_sequence(seed * 0x9E37_79B9_7F4A_7C15, 400);
+        run_sequence((seed as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15), 400);
     }
 }

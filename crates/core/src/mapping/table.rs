@@ -45,6 +45,17 @@ pub struct Entry {
     pub owns_allocation: bool,
     /// The map-clause name string clang passed (`;a[0:n];file;line;col;;`), if any.
     pub name: Option<&'static CStr>,
+    /// Pointers inside this entry's host range whose device copies were attached to device
+    /// data (PTR_AND_OBJ): copies from the device must not clobber the host values.
+    pub shadows: Vec<ShadowPointer>,
+}
+
+/// An attached pointer: its host address, its host value and its device value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ShadowPointer {
+    pub host_addr: usize,
+    pub host_value: usize,
+    pub tgt_value: usize,
 }
 
 impl Entry {
@@ -75,36 +86,33 @@ impl Entry {
         }
     }
 
-    /// Whether releasing one reference of the given kind (or deleting, which zeroes the
-    /// dynamic count) leaves the entry with no references at all.
-    pub fn release_would_remove(&self, hold: bool, delete: bool) -> bool {
+    /// The counts after releasing one reference of the given kind, or after `delete`, which
+    /// zeroes the count of that kind (OpenMP's `delete` map type; with `ompx_hold`, the hold
+    /// count).
+    fn counts_after(&self, hold: bool, delete: bool) -> Option<(u64, u64)> {
         let RefCount::Finite(dyn_refs) = self.dyn_refs else {
-            return false;
+            return None;
         };
-        let (dyn_after, hold_after) = if delete {
-            (0, self.hold_refs - u64::from(hold && self.hold_refs > 0))
-        } else if hold {
-            (dyn_refs, self.hold_refs.saturating_sub(1))
-        } else {
-            (dyn_refs.saturating_sub(1), self.hold_refs)
-        };
-        dyn_after == 0 && hold_after == 0
+        Some(match (hold, delete) {
+            (false, true) => (0, self.hold_refs),
+            (true, true) => (dyn_refs, 0),
+            (false, false) => (dyn_refs.saturating_sub(1), self.hold_refs),
+            (true, false) => (dyn_refs, self.hold_refs.saturating_sub(1)),
+        })
     }
 
-    /// Releases one reference of the given kind; `delete` zeroes the dynamic count instead.
-    /// Returns whether the entry now has no references.
+    /// Whether releasing one reference of the given kind (or deleting) leaves the entry with
+    /// no references at all.
+    pub fn release_would_remove(&self, hold: bool, delete: bool) -> bool {
+        self.counts_after(hold, delete) == Some((0, 0))
+    }
+
+    /// Releases one reference of the given kind, or zeroes it for `delete`. Returns whether
+    /// the entry now has no references.
     pub fn release(&mut self, hold: bool, delete: bool) -> bool {
-        if let RefCount::Finite(n) = &mut self.dyn_refs {
-            if delete {
-                *n = 0;
-                if hold {
-                    self.hold_refs = self.hold_refs.saturating_sub(1);
-                }
-            } else if hold {
-                self.hold_refs = self.hold_refs.saturating_sub(1);
-            } else {
-                *n = n.saturating_sub(1);
-            }
+        if let Some((d, h)) = self.counts_after(hold, delete) {
+            self.dyn_refs = RefCount::Finite(d);
+            self.hold_refs = h;
         }
         self.total_refs() == Some(0)
     }
@@ -179,32 +187,31 @@ impl MappingTable {
                 result.entry = Some(e.host_begin);
                 result.contained = begin < e.host_end || begin < e.host_base;
             }
-            if !result.contained {
-                if let Some(e) = right {
-                    result.entry = Some(e.host_begin);
-                    result.contained = begin >= e.host_base;
-                }
+            if !result.contained
+                && let Some(e) = right
+            {
+                result.entry = Some(e.host_begin);
+                result.contained = begin >= e.host_base;
             }
             if !result.contained {
                 result.entry = None;
             }
             return result;
         }
-        if let Some(e) = left {
-            if begin < e.host_end {
-                result.entry = Some(e.host_begin);
-                result.contained = end <= e.host_end;
-                result.extends_after = end > e.host_end;
-            }
+        if let Some(e) = left
+            && begin < e.host_end
+        {
+            result.entry = Some(e.host_begin);
+            result.contained = end <= e.host_end;
+            result.extends_after = end > e.host_end;
         }
-        if result.entry.is_none() {
-            if let Some(e) = right {
-                if end > e.host_begin {
-                    result.entry = Some(e.host_begin);
-                    result.extends_before = true;
-                    result.extends_after = end > e.host_end;
-                }
-            }
+        if result.entry.is_none()
+            && let Some(e) = right
+            && end > e.host_begin
+        {
+            result.entry = Some(e.host_begin);
+            result.extends_before = true;
+            result.extends_after = end > e.host_end;
         }
         result
     }
@@ -244,6 +251,7 @@ mod tests {
             hold_refs: 0,
             owns_allocation: true,
             name: None,
+            shadows: Vec::new(),
         }
     }
 

@@ -126,7 +126,7 @@ mod tests {
         let args = [1usize, 2, 3, 4, 5, 6, 7];
         let f: extern "C" fn(u64, u64, u64, u64, u64, u64, u64, u64) = eight;
         call(f as usize, 1, &args).unwrap();
-        let expect = u64::MAX.wrapping_add(2 * 1 + 3 * 2 + 4 * 3 + 5 * 4 + 6 * 5 + 7 * 6 + 8 * 7);
+        let expect = u64::MAX.wrapping_add(2 + 3 * 2 + 4 * 3 + 5 * 4 + 6 * 5 + 7 * 6 + 8 * 7);
         assert_eq!(SUM.load(Ordering::SeqCst), expect);
         assert!(call(0, 0, &[]).is_err());
     }

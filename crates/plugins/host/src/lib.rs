@@ -34,10 +34,8 @@ impl Plugin for HostPlugin {
     }
 
     fn is_compatible(&self, image: &ImageInfo<'_>) -> bool {
-        if let Some(triple) = image.triple {
-            if !triple.starts_with("x86_64") {
-                return false;
-            }
+        if image.triple.is_some_and(|t| !t.starts_with("x86_64")) {
+            return false;
         }
         elf_machine(image.bytes) == Some(EM_X86_64)
     }

@@ -1,12 +1,13 @@
-// LLVM 19 behaviour (quirk, deterministic on the host device) with a
-// default mapper on a struct that has a pointer member:
-//  - after a target region with map(tofrom: s) the struct's own mapping is
-//    left in the table (DynRefCount stays 1), only the pointee is removed;
-//  - with enter data + a region + update from on the same struct, the
-//    device write is not seen after 'update from' (apparently the present
-//    struct is re-sent, so the device struct holds the host pointer again
-//    and the stale device pointee is copied back over the host data).
-// The program prints what happens; it does not judge it.
+// DIVERGENCE: LLVM 19 never counts the reference of a mapper's first component (the struct), so the struct stays mapped and later constructs keep a stale device copy
+// A default mapper on a struct with a pointer member (OpenMP 5.2 §5.8.8).
+// Specified result: every construct adds and removes one reference to the
+// struct, so after `target map(tofrom: a)` neither the struct nor its pointee
+// is present, and device writes through the attached pointer reach the host
+// at `target update from` and at the end of `target data`.
+// LLVM 19 leaves the struct mapped after each construct (DynRefCount stays 1)
+// and, when the struct is reused, copies the stale pointee back: see
+// docs/DIVERGENCES.md. The harness checks ours against divergence_mapper_pointer_member.expected
+// and that LLVM 19 still differs.
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>

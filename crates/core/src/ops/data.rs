@@ -1,0 +1,571 @@
+//! `target data`, `target enter/exit data` and `target update`: the map rules of OpenMP 5.2
+//! §5.8.3 as LLVM 19 implements them (LLVM's `targetDataBegin`, `targetDataEnd`,
+//! `targetDataUpdate`).
+
+use super::map_type::{self as mt, member_of};
+use super::mapper::expand;
+use super::trace::{self, RefAction};
+use super::{AsyncInfo, MapArgs};
+use crate::device::{Device, lock};
+use crate::error::{Error, Result};
+use crate::mapping::{Entry, RefCount, ShadowPointer};
+use crate::message::{Addr, message, report, var_name};
+use crate::runtime::Runtime;
+use omptarget_plugin::{AllocKind, CopyKind};
+use std::ffi::CStr;
+
+const WORD: usize = std::mem::size_of::<usize>();
+
+/// How one item of a map clause is to be entered.
+#[derive(Clone, Copy)]
+struct Item {
+    base: usize,
+    begin: usize,
+    size: usize,
+    ty: u64,
+    update_ref: bool,
+    /// Copy in even if the mapping exists (struct members of a parent new in this construct).
+    force_to: bool,
+    name: Option<&'static CStr>,
+}
+
+impl Runtime {
+    fn info(&self) -> u32 {
+        self.info_level()
+    }
+
+    /// Finds or creates the mapping of one item on entry to a construct (LLVM's
+    /// `getTargetPointer`) and copies data in when the rules say so. Returns the device address
+    /// of the item's first byte, or 0 for an unmapped zero-length item.
+    fn enter_item(&self, dev: &Device, it: Item, ai: &mut AsyncInfo<'_>) -> Result<usize> {
+        let implicit = it.ty & mt::IMPLICIT != 0;
+        let present = it.ty & mt::PRESENT != 0;
+        let hold = it.ty & mt::OMPX_HOLD != 0;
+        let info = self.info();
+        let mut table = lock(&dev.table);
+        let l = table.lookup(it.begin, it.size);
+        let mut is_new = false;
+        let id;
+        if let (true, Some(found)) = (l.contained || (l.is_extension() && implicit), l.entry) {
+            id = found;
+            let e = table.get_mut(id).expect("lookup returned a live entry");
+            if it.update_ref {
+                e.add_ref(hold);
+            }
+            let action = if it.update_ref {
+                RefAction::Incremented
+            } else {
+                RefAction::Suppressed
+            };
+            trace::mapping_exists(
+                info,
+                dev.id,
+                e,
+                it.begin,
+                it.size,
+                implicit,
+                hold,
+                action,
+                false,
+                Some(it.name),
+            );
+        } else if l.is_extension() {
+            let e = table
+                .get(l.entry.expect("an extension names an entry"))
+                .expect("live");
+            message(format_args!(
+                "explicit extension not allowed: host address specified is {} ({} bytes), but device allocation maps to host at {} ({} bytes)",
+                Addr(it.begin),
+                it.size,
+                Addr(e.host_begin),
+                e.size()
+            ));
+            if present {
+                message(format_args!(
+                    "device mapping required by 'present' map type modifier does not exist for host address {} ({} bytes)",
+                    Addr(it.begin),
+                    it.size
+                ));
+            }
+            return Err(Error::Extension {
+                host: it.begin,
+                size: it.size,
+            });
+        } else if present {
+            message(format_args!(
+                "device mapping required by 'present' map type modifier does not exist for host address {} ({} bytes)",
+                Addr(it.begin),
+                it.size
+            ));
+            return Err(Error::NotPresent {
+                host: it.begin,
+                size: it.size,
+            });
+        } else if it.size > 0 {
+            let queue = ai.queue()?;
+            let alloc = dev.alloc(it.size, AllocKind::Device, Some(queue))?;
+            let (dyn_refs, hold_refs) = if hold {
+                (RefCount::Finite(0), 1)
+            } else {
+                (RefCount::Finite(1), 0)
+            };
+            let entry = Entry {
+                host_base: it.base,
+                host_begin: it.begin,
+                host_end: it.begin + it.size,
+                tgt_alloc: alloc,
+                tgt_begin: alloc,
+                dyn_refs,
+                hold_refs,
+                owns_allocation: true,
+                name: it.name,
+                shadows: Vec::new(),
+            };
+            trace::creating(info, dev.id, &entry);
+            id = table.insert(entry);
+            is_new = true;
+        } else {
+            // A zero-length section of unmapped data: nothing to map, and not an error.
+            return Ok(0);
+        }
+        let e = table.get(id).expect("live entry");
+        let tgt = e.tgt_ptr(it.begin);
+        let always = it.ty & mt::ALWAYS != 0;
+        if it.ty & mt::TO != 0 && (is_new || always || it.force_to) && it.size != 0 {
+            trace::transfer(info, dev.id, true, it.begin, tgt, it.size, it.name);
+            let shadows: Vec<ShadowPointer> = shadows_in(e, it.begin, it.size);
+            let queue = ai.queue()?;
+            // The copy is issued with the table locked, so no other thread uses the entry
+            // before its data is on its way.
+            let copied = dev
+                .copy(CopyKind::HostToDevice, tgt, it.begin, it.size, Some(queue))
+                .and_then(|_| reattach(dev, &table, &shadows, ai));
+            if let Err(e) = copied {
+                if is_new && let Some(entry) = table.remove(id) {
+                    drop(table);
+                    let _ = dev.free(entry.tgt_alloc, AllocKind::Device, None);
+                }
+                return Err(e);
+            }
+        }
+        Ok(tgt)
+    }
+
+    /// `__tgt_target_data_begin_mapper` (and the entry half of a target region).
+    pub fn data_begin(
+        &self,
+        dev: &Device,
+        args: &mut MapArgs<'_>,
+        ai: &mut AsyncInfo<'_>,
+    ) -> Result<()> {
+        self.data_begin_impl(dev, args, ai)
+    }
+
+    fn data_begin_impl(
+        &self,
+        dev: &Device,
+        args: &mut MapArgs<'_>,
+        ai: &mut AsyncInfo<'_>,
+    ) -> Result<()> {
+        if self.config.debug > 0 {
+            debug_args(dev, args, "begin");
+        }
+        for i in 0..args.len() {
+            let ty = args.ty(i);
+            let mapper = args.mapper(i);
+            if mapper != 0 {
+                let x = expand(
+                    mapper,
+                    args.bases[i],
+                    args.begins[i],
+                    args.sizes[i],
+                    args.types[i],
+                    args.name_ptr(i),
+                );
+                let mut bases = x.bases;
+                let mut sub = MapArgs {
+                    bases: &mut bases,
+                    begins: &x.begins,
+                    sizes: &x.sizes,
+                    types: &x.types,
+                    names: Some(&x.names),
+                    mappers: None,
+                };
+                if let Err(e) = self.data_begin_impl(dev, &mut sub, ai) {
+                    report(format_args!(
+                        "Call to targetDataBegin via targetDataMapper for custom mapper failed."
+                    ));
+                    return Err(e);
+                }
+                continue;
+            }
+            if ty & (mt::LITERAL | mt::PRIVATE) != 0 {
+                continue;
+            }
+            let (mut base, begin, size) = (args.bases[i], args.begins[i], args.size(i));
+            // LLVM 19 also skips the reference of a mapper's first component (the struct itself),
+            // which leaks the struct's mapping and loses later device writes: the specification
+            // counts every construct's reference (docs/DIVERGENCES.md).
+            let mut update_ref = ty & mt::MEMBER_OF == 0;
+            // The pointer of a PTR_AND_OBJ item is mapped (usually found inside its struct)
+            // before the pointee.
+            let mut pointer = None;
+            if ty & mt::PTR_AND_OBJ != 0 {
+                let ptr_item = Item {
+                    base,
+                    begin: base,
+                    size: WORD,
+                    ty: ty & (mt::IMPLICIT | mt::CLOSE | mt::PRESENT | mt::OMPX_HOLD),
+                    update_ref,
+                    force_to: false,
+                    name: None,
+                };
+                match self.enter_item(dev, ptr_item, ai) {
+                    Ok(p) if p != 0 => pointer = Some((base, p)),
+                    Ok(_) | Err(_) => {
+                        report(format_args!(
+                            "Call to getTargetPointer returned null pointer ({}).",
+                            null_reason(ty)
+                        ));
+                        return Err(Error::NotPresent {
+                            host: base,
+                            size: WORD,
+                        });
+                    }
+                }
+                // SAFETY: the base of a PTR_AND_OBJ item is the address of a host pointer.
+                base = unsafe { std::ptr::read_unaligned(base as *const usize) };
+                update_ref = true;
+            }
+            // A struct member is copied in when its parent's mapping is new in this construct
+            // (the parent's reference count is 1).
+            let force_to = match member_of(ty) {
+                Some(p) if ty & mt::PTR_AND_OBJ == 0 && p < args.len() => {
+                    let table = lock(&dev.table);
+                    let l = table.lookup(args.begins[p], args.size(p));
+                    l.entry
+                        .filter(|_| l.contained)
+                        .and_then(|id| table.get(id))
+                        .is_some_and(|e| e.total_refs() == Some(1))
+                }
+                _ => false,
+            };
+            let item = Item {
+                base,
+                begin,
+                size,
+                ty,
+                update_ref,
+                force_to,
+                name: args.name(i),
+            };
+            let tgt = match self.enter_item(dev, item, ai) {
+                Ok(t) => t,
+                Err(e) => {
+                    report(format_args!(
+                        "Call to getTargetPointer returned null pointer ({}).",
+                        null_reason(ty)
+                    ));
+                    return Err(e);
+                }
+            };
+            if ty & mt::RETURN_PARAM != 0 {
+                args.bases[i] = tgt.wrapping_sub(begin.wrapping_sub(base));
+            }
+            if let (Some((ptr_host, ptr_tgt)), true) = (pointer, tgt != 0) {
+                let tgt_value = tgt.wrapping_sub(begin.wrapping_sub(base));
+                self.attach(dev, ptr_host, ptr_tgt, base, tgt_value, ai)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Points the device copy of the pointer at `ptr_host` (device address `ptr_tgt`) at
+    /// `tgt_value`, and records the shadow so copies back to the host keep `host_value`.
+    fn attach(
+        &self,
+        dev: &Device,
+        ptr_host: usize,
+        ptr_tgt: usize,
+        host_value: usize,
+        tgt_value: usize,
+        ai: &mut AsyncInfo<'_>,
+    ) -> Result<()> {
+        {
+            let mut table = lock(&dev.table);
+            let l = table.lookup(ptr_host, WORD);
+            let Some(e) = l
+                .entry
+                .filter(|_| l.contained)
+                .and_then(|id| table.get_mut(id))
+            else {
+                return Ok(());
+            };
+            let shadow = ShadowPointer {
+                host_addr: ptr_host,
+                host_value,
+                tgt_value,
+            };
+            match e.shadows.iter_mut().find(|s| s.host_addr == ptr_host) {
+                Some(s) if *s == shadow => return Ok(()),
+                Some(s) => *s = shadow,
+                None => e.shadows.push(shadow),
+            }
+        }
+        let staged = Box::new(tgt_value);
+        let src = &*staged as *const usize as usize;
+        ai.staged.push(staged);
+        let queue = ai.queue()?;
+        dev.copy(CopyKind::HostToDevice, ptr_tgt, src, WORD, Some(queue))
+    }
+
+    /// `__tgt_target_data_end_mapper` (and the exit half of a target region).
+    pub fn data_end(&self, dev: &Device, args: &MapArgs<'_>, ai: &mut AsyncInfo<'_>) -> Result<()> {
+        self.data_end_impl(dev, args, ai)
+    }
+
+    fn data_end_impl(
+        &self,
+        dev: &Device,
+        args: &MapArgs<'_>,
+        ai: &mut AsyncInfo<'_>,
+    ) -> Result<()> {
+        let info = self.info();
+        for i in (0..args.len()).rev() {
+            let ty = args.ty(i);
+            let mapper = args.mapper(i);
+            if mapper != 0 {
+                let x = expand(
+                    mapper,
+                    args.bases[i],
+                    args.begins[i],
+                    args.sizes[i],
+                    args.types[i],
+                    args.name_ptr(i),
+                );
+                let mut bases = x.bases;
+                let sub = MapArgs {
+                    bases: &mut bases,
+                    begins: &x.begins,
+                    sizes: &x.sizes,
+                    types: &x.types,
+                    names: Some(&x.names),
+                    mappers: None,
+                };
+                if let Err(e) = self.data_end_impl(dev, &sub, ai) {
+                    report(format_args!(
+                        "Call to targetDataEnd via targetDataMapper for custom mapper failed."
+                    ));
+                    return Err(e);
+                }
+                continue;
+            }
+            if ty & (mt::LITERAL | mt::PRIVATE) != 0 {
+                continue;
+            }
+            let (begin, size) = (args.begins[i], args.size(i));
+            let implicit = ty & mt::IMPLICIT != 0;
+            let update_ref = ty & mt::MEMBER_OF == 0 || ty & mt::PTR_AND_OBJ != 0;
+            let delete = ty & mt::DELETE != 0;
+            let hold = ty & mt::OMPX_HOLD != 0;
+            let mut table = lock(&dev.table);
+            let l = table.lookup(begin, size);
+            // An implicit item may extend its mapping; an explicit one must lie inside it.
+            let found = l
+                .entry
+                .filter(|_| l.contained || (implicit && l.is_extension()));
+            let Some(id) = found else {
+                if ty & mt::PRESENT != 0 {
+                    message(format_args!(
+                        "device mapping required by 'present' map type modifier does not exist for host address {} ({} bytes)",
+                        Addr(begin),
+                        size
+                    ));
+                    return Err(Error::NotPresent { host: begin, size });
+                }
+                continue;
+            };
+            let e = table.get_mut(id).expect("live entry");
+            let is_last = e.release_would_remove(hold, delete);
+            if delete || update_ref {
+                e.release(hold, delete);
+            }
+            let action = if delete {
+                RefAction::Reset
+            } else if update_ref {
+                RefAction::Decremented
+            } else {
+                RefAction::Suppressed
+            };
+            trace::mapping_exists(
+                info, dev.id, e, begin, size, false, hold, action, is_last, None,
+            );
+            let tgt = e.tgt_ptr(begin);
+            let always = ty & mt::ALWAYS != 0;
+            if ty & mt::FROM != 0 && (always || is_last) && size != 0 {
+                trace::transfer(info, dev.id, false, begin, tgt, size, args.name(i));
+                let queue = ai.queue()?;
+                dev.copy(CopyKind::DeviceToHost, begin, tgt, size, Some(queue))?;
+                // Pointers inside the copied range keep their host values.
+                let e = table.get(id).expect("live entry");
+                ai.restores
+                    .extend(e.shadows.iter().map(|s| (s.host_addr, s.host_value)));
+            }
+            if is_last {
+                ai.removals.push(id);
+            }
+        }
+        Ok(())
+    }
+
+    /// `__tgt_target_data_update_mapper`.
+    pub fn data_update(
+        &self,
+        dev: &Device,
+        args: &MapArgs<'_>,
+        ai: &mut AsyncInfo<'_>,
+    ) -> Result<()> {
+        let info = self.info();
+        for i in 0..args.len() {
+            let ty = args.ty(i);
+            let mapper = args.mapper(i);
+            if mapper != 0 {
+                let x = expand(
+                    mapper,
+                    args.bases[i],
+                    args.begins[i],
+                    args.sizes[i],
+                    args.types[i],
+                    args.name_ptr(i),
+                );
+                let mut bases = x.bases;
+                let sub = MapArgs {
+                    bases: &mut bases,
+                    begins: &x.begins,
+                    sizes: &x.sizes,
+                    types: &x.types,
+                    names: Some(&x.names),
+                    mappers: None,
+                };
+                self.data_update(dev, &sub, ai)?;
+                continue;
+            }
+            if ty & (mt::LITERAL | mt::PRIVATE) != 0 {
+                continue;
+            }
+            if ty & mt::NON_CONTIG != 0 {
+                report(format_args!(
+                    "non-contiguous target update (strided sections) is not supported yet"
+                ));
+                return Err(Error::InvalidArgument(
+                    "non-contiguous target update".into(),
+                ));
+            }
+            let (begin, size) = (args.begins[i], args.size(i));
+            let table = lock(&dev.table);
+            let l = table.lookup(begin, size);
+            let Some(id) = l.entry.filter(|_| l.contained) else {
+                if ty & mt::PRESENT != 0 {
+                    message(format_args!(
+                        "device mapping required by 'present' motion modifier does not exist for host address {} ({} bytes)",
+                        Addr(begin),
+                        size
+                    ));
+                    return Err(Error::NotPresent { host: begin, size });
+                }
+                continue;
+            };
+            let e = table.get(id).expect("live entry");
+            trace::mapping_exists(
+                info,
+                dev.id,
+                e,
+                begin,
+                size,
+                false,
+                false,
+                RefAction::Suppressed,
+                false,
+                None,
+            );
+            let tgt = e.tgt_ptr(begin);
+            let shadows = shadows_in(e, begin, size);
+            if size == 0 {
+                continue;
+            }
+            let queue = ai.queue()?;
+            if ty & mt::TO != 0 {
+                trace::transfer(info, dev.id, true, begin, tgt, size, args.name(i));
+                dev.copy(CopyKind::HostToDevice, tgt, begin, size, Some(queue))?;
+                reattach(dev, &table, &shadows, ai)?;
+            }
+            if ty & mt::FROM != 0 {
+                trace::transfer(info, dev.id, false, begin, tgt, size, args.name(i));
+                dev.copy(CopyKind::DeviceToHost, begin, tgt, size, Some(queue))?;
+                ai.restores
+                    .extend(shadows.iter().map(|s| (s.host_addr, s.host_value)));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn null_reason(ty: u64) -> &'static str {
+    if ty & mt::PRESENT != 0 {
+        "'present' map type modifier"
+    } else {
+        "device failure or illegal mapping"
+    }
+}
+
+/// The shadow pointers of `e` that lie in `[begin, begin + size)`.
+fn shadows_in(e: &Entry, begin: usize, size: usize) -> Vec<ShadowPointer> {
+    e.shadows
+        .iter()
+        .filter(|s| s.host_addr >= begin && s.host_addr + WORD <= begin + size)
+        .copied()
+        .collect()
+}
+
+/// After host data was copied over a range holding attached pointers, writes the device
+/// pointer values back.
+fn reattach(
+    dev: &Device,
+    table: &crate::mapping::MappingTable,
+    shadows: &[ShadowPointer],
+    ai: &mut AsyncInfo<'_>,
+) -> Result<()> {
+    for s in shadows {
+        let l = table.lookup(s.host_addr, WORD);
+        let Some(e) = l.entry.filter(|_| l.contained).and_then(|id| table.get(id)) else {
+            continue;
+        };
+        let staged = Box::new(s.tgt_value);
+        let src = &*staged as *const usize as usize;
+        ai.staged.push(staged);
+        let queue = ai.queue()?;
+        dev.copy(
+            CopyKind::HostToDevice,
+            e.tgt_ptr(s.host_addr),
+            src,
+            WORD,
+            Some(queue),
+        )?;
+    }
+    Ok(())
+}
+
+fn debug_args(dev: &Device, args: &MapArgs<'_>, what: &str) {
+    for i in 0..args.len() {
+        eprintln!(
+            "omptarget-rs debug: device {} {what} arg {i}: base={} begin={} size={} type={:#x} mapper={:#x} name={}",
+            dev.id,
+            Addr(args.bases[i]),
+            Addr(args.begins[i]),
+            args.sizes[i],
+            args.ty(i),
+            args.mapper(i),
+            var_name(args.name(i))
+        );
+    }
+}

@@ -1,0 +1,119 @@
+//! A target region: map the arguments, launch the kernel, unmap (LLVM's `target`).
+
+use super::map_type as mt;
+use super::trace::{self, RefAction, Region, SourceLoc};
+use super::{AsyncInfo, MapArgs};
+use crate::device::{Device, lock};
+use crate::error::{Error, Result};
+use crate::message::{Addr, report};
+use crate::runtime::Runtime;
+use omptarget_plugin::{AllocKind, CopyKind, LaunchConfig};
+
+impl Runtime {
+    /// Runs the region whose host id is `host_ptr` on `dev`. The caller synchronises `ai`.
+    pub fn target(
+        &self,
+        dev: &Device,
+        host_ptr: usize,
+        args: &mut MapArgs<'_>,
+        config: &LaunchConfig,
+        loc: &SourceLoc,
+        ai: &mut AsyncInfo<'_>,
+    ) -> Result<()> {
+        let info = self.info_level();
+        let Some((kernel, name)) = dev.kernel(host_ptr) else {
+            report(format_args!(
+                "Host ptr {} does not have a matching target pointer.",
+                Addr(host_ptr)
+            ));
+            return Err(Error::NoKernel { host_ptr });
+        };
+        trace::arguments(
+            info,
+            dev.id,
+            Region::Kernel,
+            loc,
+            args.sizes,
+            args.types,
+            args.names,
+        );
+        if let Err(e) = self.data_begin(dev, args, ai) {
+            report(format_args!(
+                "Call to targetDataBegin failed, abort target."
+            ));
+            report(format_args!(
+                "Failed to process data before launching the kernel."
+            ));
+            return Err(e);
+        }
+        let mut words: Vec<usize> = Vec::with_capacity(args.len());
+        for i in 0..args.len() {
+            let ty = args.ty(i);
+            if ty & mt::TARGET_PARAM == 0 {
+                continue;
+            }
+            let (base, begin, size) = (args.bases[i], args.begins[i], args.size(i));
+            if ty & mt::LITERAL != 0 {
+                words.push(base);
+            } else if ty & mt::PRIVATE != 0 {
+                // (first-)private data: a device copy that lives until the region ends.
+                let offset = base.wrapping_sub(begin);
+                let queue = ai.queue()?;
+                let ptr = dev.alloc(size.max(1), AllocKind::Device, Some(queue))?;
+                ai.frees.push((ptr, AllocKind::Device));
+                if ty & mt::TO != 0 && size != 0 {
+                    dev.copy(CopyKind::HostToDevice, ptr, begin, size, Some(queue))?;
+                }
+                words.push(ptr.wrapping_add(offset));
+            } else {
+                let mut base = base;
+                if ty & mt::PTR_AND_OBJ != 0 {
+                    // SAFETY: for PTR_AND_OBJ the base is the address of a host pointer.
+                    base = unsafe { std::ptr::read_unaligned(base as *const usize) };
+                }
+                let table = lock(&dev.table);
+                let l = table.lookup(begin, size);
+                let tgt = match l.entry.filter(|_| l.contained || l.is_extension()) {
+                    Some(id) => {
+                        let e = table.get(id).expect("live entry");
+                        trace::mapping_exists(
+                            info,
+                            dev.id,
+                            e,
+                            begin,
+                            size,
+                            false,
+                            false,
+                            RefAction::Suppressed,
+                            false,
+                            None,
+                        );
+                        e.tgt_ptr(begin)
+                    }
+                    None => 0,
+                };
+                words.push(tgt.wrapping_add(base.wrapping_sub(begin)));
+            }
+        }
+        let queue = ai.queue()?;
+        let backend = dev.backend()?;
+        let (blocks, threads, mode) = backend.describe_launch(kernel, config);
+        trace::launch(info, dev.id, name, blocks, threads, mode);
+        if let Err(source) = backend.launch(kernel, &words, config, queue) {
+            report(format_args!("Executing target region abort target."));
+            return Err(Error::Device {
+                device: dev.id,
+                what: "launching a kernel",
+                source,
+            });
+        }
+        if let Err(e) = self.data_end(dev, args, ai) {
+            report(format_args!("Call to targetDataEnd failed, abort target."));
+            report(format_args!(
+                "Failed to process data after launching the kernel."
+            ));
+            return Err(e);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,199 @@
+//! Target data, update and kernel operations: OpenMP's map rules on top of the mapping table.
+
+mod data;
+mod kernel;
+mod mapper;
+pub mod trace;
+
+pub use mapper::{MapperComponent, MapperComponents};
+pub use trace::dump_table;
+
+use crate::device::{Device, lock};
+use crate::error::{Error, Result};
+use crate::mapping::EntryId;
+use omptarget_plugin::{AllocKind, QueueId};
+use std::ffi::{CStr, c_char};
+
+/// Map-type bits (`ArgTypes[i]`).
+pub mod map_type {
+    pub const TO: u64 = 0x01;
+    pub const FROM: u64 = 0x02;
+    pub const ALWAYS: u64 = 0x04;
+    pub const DELETE: u64 = 0x08;
+    pub const PTR_AND_OBJ: u64 = 0x10;
+    pub const TARGET_PARAM: u64 = 0x20;
+    pub const RETURN_PARAM: u64 = 0x40;
+    pub const PRIVATE: u64 = 0x80;
+    pub const LITERAL: u64 = 0x100;
+    pub const IMPLICIT: u64 = 0x200;
+    pub const CLOSE: u64 = 0x400;
+    pub const PRESENT: u64 = 0x1000;
+    pub const OMPX_HOLD: u64 = 0x2000;
+    pub const NON_CONTIG: u64 = 1 << 44;
+    pub const MEMBER_OF: u64 = 0xffff << 48;
+
+    /// The index of the parent of a MEMBER_OF item, if it is one.
+    pub fn member_of(ty: u64) -> Option<usize> {
+        let field = (ty >> 48) as usize;
+        field.checked_sub(1)
+    }
+}
+
+/// The argument arrays of one construct, as clang passes them. `bases` is mutable because a
+/// `RETURN_PARAM` entry (`use_device_ptr`) gets the device address written back into it.
+pub struct MapArgs<'a> {
+    pub bases: &'a mut [usize],
+    pub begins: &'a [usize],
+    pub sizes: &'a [i64],
+    pub types: &'a [i64],
+    /// Map-name strings (`;name;file;line;col;;`), or null.
+    pub names: Option<&'a [usize]>,
+    /// User-defined mapper functions, or null.
+    pub mappers: Option<&'a [usize]>,
+}
+
+impl MapArgs<'_> {
+    pub fn len(&self) -> usize {
+        self.begins.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.begins.is_empty()
+    }
+    fn ty(&self, i: usize) -> u64 {
+        self.types[i] as u64
+    }
+    fn size(&self, i: usize) -> usize {
+        self.sizes[i].max(0) as usize
+    }
+    fn mapper(&self, i: usize) -> usize {
+        self.mappers.and_then(|m| m.get(i).copied()).unwrap_or(0)
+    }
+    fn name_ptr(&self, i: usize) -> usize {
+        self.names.and_then(|n| n.get(i).copied()).unwrap_or(0)
+    }
+    fn name(&self, i: usize) -> Option<&'static CStr> {
+        name_from_ptr(self.name_ptr(i))
+    }
+}
+
+fn name_from_ptr(p: usize) -> Option<&'static CStr> {
+    if p == 0 {
+        return None;
+    }
+    // SAFETY: clang emits map names as NUL-terminated constant strings that live as long as
+    // the program (or the shared library that holds the construct).
+    Some(unsafe { CStr::from_ptr(p as *const c_char) })
+}
+
+/// The queue and the deferred work of one construct. A blocking construct calls
+/// [`AsyncInfo::synchronize`] exactly once, at its end.
+#[must_use = "an AsyncInfo must be synchronised"]
+pub struct AsyncInfo<'d> {
+    device: &'d Device,
+    queue: Option<QueueId>,
+    /// Device memory to free once the queue is synchronised.
+    frees: Vec<(usize, AllocKind)>,
+    /// Mapping entries to remove once the queue is synchronised (if still unreferenced).
+    removals: Vec<EntryId>,
+    /// Host pointers to restore after copies from the device (shadow pointers).
+    restores: Vec<(usize, usize)>,
+    /// Host words that must live until the queue is synchronised (staged pointer values).
+    /// Boxed so that an asynchronous copy's source keeps its address when the Vec grows.
+    #[allow(clippy::vec_box)]
+    staged: Vec<Box<usize>>,
+    info: u32,
+}
+
+impl<'d> AsyncInfo<'d> {
+    pub fn new(device: &'d Device) -> Self {
+        Self::with_info(device, 0)
+    }
+
+    /// An AsyncInfo that traces with `LIBOMPTARGET_INFO` bits `info`.
+    pub fn with_info(device: &'d Device, info: u32) -> Self {
+        Self {
+            device,
+            queue: None,
+            frees: Vec::new(),
+            removals: Vec::new(),
+            restores: Vec::new(),
+            staged: Vec::new(),
+            info,
+        }
+    }
+
+    /// The construct's queue, acquired on first use.
+    pub fn queue(&mut self) -> Result<QueueId> {
+        match self.queue {
+            Some(q) => Ok(q),
+            None => {
+                let q = self.device.acquire_queue()?;
+                self.queue = Some(q);
+                Ok(q)
+            }
+        }
+    }
+
+    /// Waits for the construct's work, then runs what had to wait for it.
+    pub fn synchronize(mut self) -> Result<()> {
+        let mut result = Ok(());
+        if let Some(q) = self.queue.take() {
+            result = self.device.backend().and_then(|b| {
+                b.synchronize(q).map_err(|source| Error::Device {
+                    device: self.device.id,
+                    what: "synchronising a queue",
+                    source,
+                })
+            });
+            self.device.release_queue(q);
+        }
+        self.finish();
+        result
+    }
+
+    fn finish(&mut self) {
+        for (addr, value) in std::mem::take(&mut self.restores) {
+            // SAFETY: the address lies in a mapped host range (a shadow pointer recorded when
+            // the pointer was attached), and the copy that overwrote it has completed.
+            unsafe { std::ptr::write_unaligned(addr as *mut usize, value) };
+        }
+        self.staged.clear();
+        for id in std::mem::take(&mut self.removals) {
+            remove_if_unreferenced(self.device, id, self.info);
+        }
+        for (ptr, kind) in std::mem::take(&mut self.frees) {
+            let _ = self.device.free(ptr, kind, None);
+        }
+    }
+}
+
+impl Drop for AsyncInfo<'_> {
+    fn drop(&mut self) {
+        // An error path dropped us before synchronising: still wait and release, so no memory
+        // leaks and no entry stays half-removed.
+        if let Some(q) = self.queue.take() {
+            if let Ok(b) = self.device.backend() {
+                let _ = b.synchronize(q);
+            }
+            self.device.release_queue(q);
+        }
+        self.finish();
+    }
+}
+
+/// Removes entry `id` if nothing references it any more, and frees its memory.
+fn remove_if_unreferenced(device: &Device, id: EntryId, info: u32) {
+    let removed = {
+        let mut table = lock(&device.table);
+        match table.get(id) {
+            Some(e) if e.total_refs() == Some(0) => table.remove(id),
+            _ => None,
+        }
+    };
+    if let Some(e) = removed {
+        trace::removing(info, device.id, &e);
+        if e.owns_allocation {
+            let _ = device.free(e.tgt_alloc, AllocKind::Device, None);
+        }
+    }
+}

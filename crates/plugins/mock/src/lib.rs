@@ -1,1 +1,496 @@
+//! A scriptable device backend for tests. It keeps device memory in host buffers at fake
+//! device addresses (so data really moves and a stray address is caught), records every
+//! operation in order with its queue, runs kernels registered as Rust closures, can order
+//! allocation on queues like a CUDA memory pool, and fails the n-th operation of a kind on
+//! request.
 
+use omptarget_plugin::{
+    AllocKind, CopyKind, Device, DeviceInfo, DevicePtr, Error, ErrorKind, EventId, ImageInfo,
+    KernelId, LaunchConfig, ModuleId, Plugin, QueueId, Result,
+};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// The first bytes of an image this backend accepts.
+pub const MAGIC: &[u8; 8] = b"MOCKIMG\0";
+
+/// One recorded operation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Op {
+    Load {
+        device: usize,
+    },
+    Unload {
+        device: usize,
+    },
+    Alloc {
+        device: usize,
+        ptr: DevicePtr,
+        size: usize,
+        queue: Option<QueueId>,
+    },
+    Free {
+        device: usize,
+        ptr: DevicePtr,
+        queue: Option<QueueId>,
+    },
+    Copy {
+        device: usize,
+        kind: CopyKind,
+        dst: usize,
+        src: usize,
+        size: usize,
+        queue: Option<QueueId>,
+    },
+    Memset {
+        device: usize,
+        dst: DevicePtr,
+        size: usize,
+    },
+    Launch {
+        device: usize,
+        kernel: String,
+        args: Vec<usize>,
+        queue: QueueId,
+    },
+    CreateQueue {
+        device: usize,
+        queue: QueueId,
+    },
+    Synchronize {
+        device: usize,
+        queue: QueueId,
+    },
+    RecordEvent {
+        device: usize,
+        event: EventId,
+        queue: QueueId,
+    },
+    WaitEvent {
+        device: usize,
+        event: EventId,
+        queue: QueueId,
+    },
+}
+
+/// The kinds of operation a fault can target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OpKind {
+    Load,
+    Alloc,
+    Copy,
+    Launch,
+    Synchronize,
+}
+
+/// A kernel: gets the device memory and its argument words.
+pub type KernelFn = Arc<dyn Fn(&Memory, &[usize]) + Send + Sync>;
+
+/// Device memory of every mock device: allocation base → bytes.
+#[derive(Default)]
+pub struct Memory {
+    blocks: Mutex<BTreeMap<usize, Vec<u8>>>,
+}
+
+impl Memory {
+    fn blocks(&self) -> MutexGuard<'_, BTreeMap<usize, Vec<u8>>> {
+        self.blocks.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Runs `f` on the `size` bytes at device address `addr`, which must lie in one live
+    /// allocation.
+    pub fn with_bytes<R>(
+        &self,
+        addr: usize,
+        size: usize,
+        f: impl FnOnce(&mut [u8]) -> R,
+    ) -> Result<R> {
+        let mut blocks = self.blocks();
+        let (&base, block) = blocks
+            .range_mut(..=addr)
+            .next_back()
+            .ok_or_else(|| bad_addr(addr, size))?;
+        let off = addr - base;
+        if off + size > block.len() {
+            return Err(bad_addr(addr, size));
+        }
+        Ok(f(&mut block[off..off + size]))
+    }
+
+    /// Reads a little-endian `i32` at a device address.
+    pub fn read_i32(&self, addr: usize) -> Result<i32> {
+        self.with_bytes(addr, 4, |b| {
+            i32::from_le_bytes(b.try_into().expect("4 bytes"))
+        })
+    }
+
+    /// Writes a little-endian `i32` at a device address.
+    pub fn write_i32(&self, addr: usize, v: i32) -> Result<()> {
+        self.with_bytes(addr, 4, |b| b.copy_from_slice(&v.to_le_bytes()))
+    }
+
+    /// Live allocations.
+    pub fn live(&self) -> usize {
+        self.blocks().len()
+    }
+}
+
+fn bad_addr(addr: usize, size: usize) -> Error {
+    Error::new(
+        ErrorKind::InvalidArgument,
+        format!("mock: {size} bytes at {addr:#x} are not inside a live device allocation"),
+    )
+}
+
+/// Shared state of a mock plugin: tests keep an `Arc` to inspect and script it.
+pub struct MockState {
+    pub memory: Memory,
+    log: Mutex<Vec<Op>>,
+    faults: Mutex<HashMap<OpKind, usize>>,
+    counts: Mutex<HashMap<OpKind, usize>>,
+    kernels: Mutex<HashMap<String, KernelFn>>,
+    kernel_names: Mutex<Vec<String>>,
+    /// Blocks of each loaded module's globals, freed when it is unloaded.
+    module_globals: Mutex<HashMap<usize, Vec<usize>>>,
+    next_addr: AtomicUsize,
+    next_token: AtomicUsize,
+    /// Allocation and free are ordered on queues (like CUDA memory pools).
+    pub stream_ordered: bool,
+    /// Work may still be running when a call returns (so the core must synchronise).
+    pub asynchronous: bool,
+}
+
+impl MockState {
+    pub fn log(&self) -> Vec<Op> {
+        self.log.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+    pub fn clear_log(&self) {
+        self.log.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    }
+    fn record(&self, op: Op) {
+        self.log.lock().unwrap_or_else(|e| e.into_inner()).push(op);
+    }
+    /// Makes the `nth` (1-based, counted from now) operation of `kind` fail.
+    pub fn fail_nth(&self, kind: OpKind, nth: usize) {
+        self.counts
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(kind, 0);
+        self.faults
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(kind, nth);
+    }
+    fn check_fault(&self, kind: OpKind) -> Result<()> {
+        let mut counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
+        let n = counts.entry(kind).or_insert(0);
+        *n += 1;
+        let faults = self.faults.lock().unwrap_or_else(|e| e.into_inner());
+        if faults.get(&kind) == Some(n) {
+            return Err(Error::new(
+                ErrorKind::Injected,
+                format!("injected {kind:?} failure"),
+            ));
+        }
+        Ok(())
+    }
+    /// Registers the kernel called `name` in every mock image.
+    pub fn add_kernel(&self, name: &str, f: impl Fn(&Memory, &[usize]) + Send + Sync + 'static) {
+        self.kernels
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(name.to_owned(), Arc::new(f));
+    }
+}
+
+/// The mock plugin.
+pub struct MockPlugin {
+    devices: usize,
+    pub state: Arc<MockState>,
+}
+
+impl MockPlugin {
+    pub fn new(devices: usize, stream_ordered: bool, asynchronous: bool) -> Self {
+        Self {
+            devices,
+            state: Arc::new(MockState {
+                memory: Memory::default(),
+                log: Mutex::new(Vec::new()),
+                faults: Mutex::new(HashMap::new()),
+                counts: Mutex::new(HashMap::new()),
+                kernels: Mutex::new(HashMap::new()),
+                kernel_names: Mutex::new(Vec::new()),
+                module_globals: Mutex::new(HashMap::new()),
+                next_addr: AtomicUsize::new(0x7e00_0000_0000),
+                next_token: AtomicUsize::new(1),
+                stream_ordered,
+                asynchronous,
+            }),
+        }
+    }
+}
+
+impl Plugin for MockPlugin {
+    fn name(&self) -> &'static str {
+        "mock"
+    }
+    fn number_of_devices(&self) -> usize {
+        self.devices
+    }
+    fn is_compatible(&self, image: &ImageInfo<'_>) -> bool {
+        image.bytes.starts_with(MAGIC)
+    }
+    fn init_device(&self, index: usize) -> Result<Box<dyn Device>> {
+        if index >= self.devices {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                "no such mock device",
+            ));
+        }
+        Ok(Box::new(MockDevice {
+            index,
+            state: self.state.clone(),
+        }))
+    }
+}
+
+struct MockDevice {
+    index: usize,
+    state: Arc<MockState>,
+}
+
+impl MockDevice {
+    fn token(&self) -> usize {
+        self.state.next_token.fetch_add(1, Ordering::Relaxed)
+    }
+    fn host_bytes<'a>(addr: usize, size: usize) -> &'a mut [u8] {
+        // SAFETY: the core only passes host ranges it owns or that the caller vouched for.
+        unsafe { std::slice::from_raw_parts_mut(addr as *mut u8, size) }
+    }
+}
+
+impl Device for MockDevice {
+    fn info(&self) -> DeviceInfo {
+        DeviceInfo {
+            name: format!("mock device {}", self.index),
+            properties: vec![(
+                "Stream-ordered allocation".into(),
+                self.state.stream_ordered.to_string(),
+            )],
+        }
+    }
+    fn load(&self, image: &ImageInfo<'_>) -> Result<ModuleId> {
+        self.state.check_fault(OpKind::Load)?;
+        if !image.bytes.starts_with(MAGIC) {
+            return Err(Error::new(ErrorKind::InvalidImage, "not a mock image"));
+        }
+        self.state.record(Op::Load { device: self.index });
+        Ok(ModuleId(self.token()))
+    }
+    fn unload(&self, module: ModuleId) -> Result<()> {
+        let globals = self
+            .state
+            .module_globals
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&module.0)
+            .unwrap_or_default();
+        for g in globals {
+            self.state.memory.blocks().remove(&g);
+        }
+        self.state.record(Op::Unload { device: self.index });
+        Ok(())
+    }
+    fn kernel(&self, _module: ModuleId, name: &str) -> Result<KernelId> {
+        let mut names = self
+            .state
+            .kernel_names
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let id = match names.iter().position(|n| n == name) {
+            Some(i) => i,
+            None => {
+                names.push(name.to_owned());
+                names.len() - 1
+            }
+        };
+        Ok(KernelId(id))
+    }
+    fn global(&self, module: ModuleId, _name: &str) -> Result<(DevicePtr, usize)> {
+        // Each global of each loaded image gets its own 64-byte block, owned by the image.
+        let p = self.state.next_addr.fetch_add(256, Ordering::Relaxed);
+        self.state.memory.blocks().insert(p, vec![0; 64]);
+        self.state
+            .module_globals
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(module.0)
+            .or_default()
+            .push(p);
+        Ok((p, 64))
+    }
+    fn alloc(&self, size: usize, _kind: AllocKind, queue: Option<QueueId>) -> Result<DevicePtr> {
+        self.state.check_fault(OpKind::Alloc)?;
+        let size = size.max(1);
+        let ptr = self
+            .state
+            .next_addr
+            .fetch_add(size.next_multiple_of(256), Ordering::Relaxed);
+        self.state.memory.blocks().insert(ptr, vec![0xAB; size]);
+        self.state.record(Op::Alloc {
+            device: self.index,
+            ptr,
+            size,
+            queue,
+        });
+        Ok(ptr)
+    }
+    fn free(&self, ptr: DevicePtr, _kind: AllocKind, queue: Option<QueueId>) -> Result<()> {
+        if self.state.memory.blocks().remove(&ptr).is_none() {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                format!("mock: double or invalid free of {ptr:#x}"),
+            ));
+        }
+        self.state.record(Op::Free {
+            device: self.index,
+            ptr,
+            queue,
+        });
+        Ok(())
+    }
+    fn orders_alloc_on_queue(&self) -> bool {
+        self.state.stream_ordered
+    }
+    fn is_asynchronous(&self) -> bool {
+        self.state.asynchronous
+    }
+    fn copy(
+        &self,
+        kind: CopyKind,
+        dst: usize,
+        src: usize,
+        size: usize,
+        queue: Option<QueueId>,
+    ) -> Result<()> {
+        self.state.check_fault(OpKind::Copy)?;
+        let mem = &self.state.memory;
+        match kind {
+            CopyKind::HostToDevice => {
+                let from = Self::host_bytes(src, size).to_vec();
+                mem.with_bytes(dst, size, |d| d.copy_from_slice(&from))?;
+            }
+            CopyKind::DeviceToHost => {
+                let bytes = mem.with_bytes(src, size, |s| s.to_vec())?;
+                Self::host_bytes(dst, size).copy_from_slice(&bytes);
+            }
+            CopyKind::DeviceToDevice => {
+                let bytes = mem.with_bytes(src, size, |s| s.to_vec())?;
+                mem.with_bytes(dst, size, |d| d.copy_from_slice(&bytes))?;
+            }
+        }
+        self.state.record(Op::Copy {
+            device: self.index,
+            kind,
+            dst,
+            src,
+            size,
+            queue,
+        });
+        Ok(())
+    }
+    fn memset(
+        &self,
+        dst: DevicePtr,
+        value: u8,
+        size: usize,
+        _queue: Option<QueueId>,
+    ) -> Result<()> {
+        self.state.memory.with_bytes(dst, size, |d| d.fill(value))?;
+        self.state.record(Op::Memset {
+            device: self.index,
+            dst,
+            size,
+        });
+        Ok(())
+    }
+    fn launch(
+        &self,
+        kernel: KernelId,
+        args: &[usize],
+        _config: &LaunchConfig,
+        queue: QueueId,
+    ) -> Result<()> {
+        self.state.check_fault(OpKind::Launch)?;
+        let name = self
+            .state
+            .kernel_names
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(kernel.0)
+            .cloned()
+            .unwrap_or_default();
+        let f = self
+            .state
+            .kernels
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&name)
+            .cloned();
+        if let Some(f) = f {
+            f(&self.state.memory, args);
+        }
+        self.state.record(Op::Launch {
+            device: self.index,
+            kernel: name,
+            args: args.to_vec(),
+            queue,
+        });
+        Ok(())
+    }
+    fn create_queue(&self) -> Result<QueueId> {
+        let queue = QueueId(self.token());
+        self.state.record(Op::CreateQueue {
+            device: self.index,
+            queue,
+        });
+        Ok(queue)
+    }
+    fn destroy_queue(&self, _queue: QueueId) -> Result<()> {
+        Ok(())
+    }
+    fn synchronize(&self, queue: QueueId) -> Result<()> {
+        self.state.check_fault(OpKind::Synchronize)?;
+        self.state.record(Op::Synchronize {
+            device: self.index,
+            queue,
+        });
+        Ok(())
+    }
+    fn query(&self, _queue: QueueId) -> Result<bool> {
+        Ok(true)
+    }
+    fn create_event(&self) -> Result<EventId> {
+        Ok(EventId(self.token()))
+    }
+    fn destroy_event(&self, _event: EventId) -> Result<()> {
+        Ok(())
+    }
+    fn record_event(&self, event: EventId, queue: QueueId) -> Result<()> {
+        self.state.record(Op::RecordEvent {
+            device: self.index,
+            event,
+            queue,
+        });
+        Ok(())
+    }
+    fn wait_event(&self, event: EventId, queue: QueueId) -> Result<()> {
+        self.state.record(Op::WaitEvent {
+            device: self.index,
+            event,
+            queue,
+        });
+        Ok(())
+    }
+}

@@ -1,0 +1,323 @@
+//! The core driven through the mock backend: data movement, reference counts, bad input and
+//! failure injection, with the device's memory inspected directly.
+
+use omptarget_core::image::OffloadEntry;
+use omptarget_core::ops::map_type as mt;
+use omptarget_core::ops::trace::SourceLoc;
+use omptarget_core::plugin::LaunchConfig;
+use omptarget_core::{Config, Error, MapArgs, NoHostRuntime, Runtime};
+use omptarget_plugin_mock::{MAGIC, MockPlugin, MockState, Op, OpKind};
+use std::sync::Arc;
+
+fn leak<T>(v: T) -> &'static T {
+    Box::leak(Box::new(v))
+}
+
+/// A runtime with one mock plugin of `devices` devices, and one registered binary holding the
+/// kernel `inc` (adds 1 to the i32 its first argument points at) and a 4-byte global.
+struct Fixture {
+    rt: Runtime,
+    state: Arc<MockState>,
+    key: usize,
+    region: usize,
+}
+
+fn fixture(devices: usize, stream_ordered: bool, asynchronous: bool) -> Fixture {
+    let plugin = MockPlugin::new(devices, stream_ordered, asynchronous);
+    let state = plugin.state.clone();
+    state.add_kernel("inc", |mem, args| {
+        let v = mem
+            .read_i32(args[0])
+            .expect("inc's argument is device memory");
+        mem.write_i32(args[0], v + 1).expect("writable");
+    });
+    let rt = Runtime::new(
+        Config::default(),
+        vec![Arc::new(plugin)],
+        Box::new(NoHostRuntime),
+    );
+    let region = leak(0u8) as *const u8 as usize;
+    let global = leak(0u32) as *const u32 as usize;
+    let image: &'static [u8] = MAGIC;
+    let entries = vec![
+        OffloadEntry {
+            addr: region,
+            name: c"inc",
+            size: 0,
+            flags: 0,
+            data: 0,
+        },
+        OffloadEntry {
+            addr: global,
+            name: c"g",
+            size: 4,
+            flags: 0,
+            data: 0,
+        },
+    ];
+    let key = leak(1u64) as *const u64 as usize;
+    rt.register(key, &[image], entries);
+    Fixture {
+        rt,
+        state,
+        key,
+        region,
+    }
+}
+
+/// Runs `f` with MapArgs over the given items (base = begin).
+fn with_args<R>(items: &[(usize, i64, u64)], f: impl FnOnce(&mut MapArgs<'_>) -> R) -> R {
+    let mut bases: Vec<usize> = items.iter().map(|i| i.0).collect();
+    let begins = bases.clone();
+    let sizes: Vec<i64> = items.iter().map(|i| i.1).collect();
+    let types: Vec<i64> = items.iter().map(|i| i.2 as i64).collect();
+    let mut args = MapArgs {
+        bases: &mut bases,
+        begins: &begins,
+        sizes: &sizes,
+        types: &types,
+        names: None,
+        mappers: None,
+    };
+    f(&mut args)
+}
+
+fn enter(fx: &Fixture, items: &[(usize, i64, u64)]) -> Result<(), Error> {
+    let dev = fx.rt.device(0)?;
+    with_args(items, |args| {
+        let mut ai = fx.rt.async_info(&dev);
+        let r = fx.rt.data_begin(&dev, args, &mut ai);
+        ai.synchronize().and(r)
+    })
+}
+
+fn exit(fx: &Fixture, items: &[(usize, i64, u64)]) -> Result<(), Error> {
+    let dev = fx.rt.device(0)?;
+    with_args(items, |args| {
+        let mut ai = fx.rt.async_info(&dev);
+        let r = fx.rt.data_end(&dev, args, &mut ai);
+        ai.synchronize().and(r)
+    })
+}
+
+fn target(fx: &Fixture, items: &[(usize, i64, u64)]) -> Result<(), Error> {
+    let dev = fx.rt.device(0)?;
+    with_args(items, |args| {
+        let mut ai = fx.rt.async_info(&dev);
+        let r = fx.rt.target(
+            &dev,
+            fx.region,
+            args,
+            &LaunchConfig {
+                version: 3,
+                ..Default::default()
+            },
+            &SourceLoc::default(),
+            &mut ai,
+        );
+        ai.synchronize().and(r)
+    })
+}
+
+fn addr<T>(x: &T) -> usize {
+    x as *const T as usize
+}
+
+#[test]
+fn tofrom_region_moves_data_and_frees_everything_at_unregistration() {
+    let fx = fixture(2, false, false);
+    let x = Box::new(41i32);
+    target(&fx, &[(addr(&*x), 4, mt::TO | mt::FROM | mt::TARGET_PARAM)]).unwrap();
+    assert_eq!(*x, 42, "the kernel's write came back");
+    assert!(
+        !fx.rt.target_is_present(addr(&*x), 0),
+        "the region's mapping is gone"
+    );
+    // Only the global's block is left on the device; unregistration releases it too.
+    assert_eq!(fx.state.memory.live(), 1);
+    fx.rt.unregister(fx.key);
+    assert_eq!(fx.state.memory.live(), 0, "nothing stays allocated");
+}
+
+#[test]
+fn reference_counts_decide_when_data_moves() {
+    let fx = fixture(1, false, false);
+    let mut a = Box::new([1i32, 2, 3, 4]);
+    let item = (addr(&*a), 16, 0);
+    enter(&fx, &[(item.0, item.1, mt::TO)]).unwrap();
+    enter(&fx, &[(item.0, item.1, mt::TO)]).unwrap();
+    a[0] = 100; // the device copy keeps 1: `to` of a present item copies nothing
+    // One release: still present, nothing copied back.
+    exit(&fx, &[(item.0, item.1, mt::FROM)]).unwrap();
+    assert!(fx.rt.target_is_present(item.0, 0));
+    assert_eq!(a[0], 100);
+    // The last release copies back the device's value.
+    exit(&fx, &[(item.0, item.1, mt::FROM)]).unwrap();
+    assert_eq!(a[0], 1);
+    assert!(!fx.rt.target_is_present(item.0, 0));
+    // `delete` removes whatever the count, `always` copies whatever the count.
+    for _ in 0..3 {
+        enter(&fx, &[(item.0, item.1, mt::TO)]).unwrap();
+    }
+    a[1] = 7;
+    enter(&fx, &[(item.0, item.1, mt::TO | mt::ALWAYS)]).unwrap();
+    a[1] = 0;
+    exit(&fx, &[(item.0, item.1, mt::FROM | mt::ALWAYS)]).unwrap();
+    assert_eq!(a[1], 7);
+    exit(&fx, &[(item.0, item.1, mt::DELETE)]).unwrap();
+    assert!(!fx.rt.target_is_present(item.0, 0));
+    assert_eq!(fx.state.memory.live(), 1, "only the global remains");
+}
+
+#[test]
+fn hold_references_survive_delete() {
+    let fx = fixture(1, false, false);
+    let a = Box::new([0u8; 8]);
+    enter(&fx, &[(addr(&*a), 8, mt::TO | mt::OMPX_HOLD)]).unwrap();
+    enter(&fx, &[(addr(&*a), 8, mt::TO)]).unwrap();
+    exit(&fx, &[(addr(&*a), 8, mt::DELETE)]).unwrap();
+    assert!(
+        fx.rt.target_is_present(addr(&*a), 0),
+        "the hold reference keeps it"
+    );
+    exit(&fx, &[(addr(&*a), 8, mt::OMPX_HOLD)]).unwrap();
+    assert!(!fx.rt.target_is_present(addr(&*a), 0));
+}
+
+#[test]
+fn present_on_unmapped_data_is_an_error_that_changes_nothing() {
+    let fx = fixture(1, false, false);
+    let x = Box::new(5i32);
+    fx.rt.device(0).unwrap(); // loads the image (and its global) first
+    let live = fx.state.memory.live();
+    let err = enter(&fx, &[(addr(&*x), 4, mt::TO | mt::PRESENT)]).unwrap_err();
+    assert!(matches!(err, Error::NotPresent { size: 4, .. }), "{err:?}");
+    assert_eq!(fx.state.memory.live(), live, "nothing was allocated");
+    assert!(!fx.rt.target_is_present(addr(&*x), 0));
+}
+
+#[test]
+fn extending_a_mapping_is_an_error_that_keeps_the_table() {
+    let fx = fixture(1, false, false);
+    let a = Box::new([0i32; 8]);
+    enter(&fx, &[(addr(&*a), 16, mt::TO)]).unwrap();
+    let live = fx.state.memory.live();
+    let err = enter(&fx, &[(addr(&*a), 32, mt::TO)]).unwrap_err();
+    assert!(matches!(err, Error::Extension { size: 32, .. }), "{err:?}");
+    assert_eq!(fx.state.memory.live(), live);
+    // The original entry's count is still 1: one release removes it.
+    exit(&fx, &[(addr(&*a), 16, 0)]).unwrap();
+    assert!(!fx.rt.target_is_present(addr(&*a), 0));
+}
+
+#[test]
+fn a_device_number_out_of_range_is_an_error() {
+    let fx = fixture(2, false, false);
+    assert_eq!(fx.rt.num_devices(), 2);
+    let err = fx.rt.device(5).unwrap_err();
+    assert_eq!(err, Error::InvalidDevice { id: 5, count: 2 });
+    assert!(fx.rt.device(-3).is_err());
+    // The initial device (2) means "run on the host".
+    assert!(fx.rt.device_for_construct(2).unwrap().is_none());
+}
+
+#[test]
+fn corrupt_and_foreign_images_add_no_devices() {
+    let plugin = MockPlugin::new(2, false, false);
+    let rt = Runtime::new(
+        Config::default(),
+        vec![Arc::new(plugin)],
+        Box::new(NoHostRuntime),
+    );
+    // An OffloadBinary whose header claims more bytes than there are.
+    let mut corrupt = vec![0x10u8, 0xFF, 0x10, 0xAD, 1, 0, 0, 0];
+    corrupt.extend_from_slice(&u64::MAX.to_le_bytes());
+    corrupt.extend_from_slice(&[0; 16]);
+    let corrupt: &'static [u8] = Box::leak(corrupt.into_boxed_slice());
+    // An ELF image for a machine no plugin drives (EM_CUDA).
+    let mut elf = vec![0u8; 64];
+    elf[..4].copy_from_slice(b"\x7fELF");
+    elf[4] = 2;
+    elf[5] = 1;
+    elf[18] = 190;
+    let elf: &'static [u8] = Box::leak(elf.into_boxed_slice());
+    rt.register(1, &[corrupt, elf], Vec::new());
+    assert_eq!(rt.num_devices(), 0);
+    // With no device the default policy falls back to the host.
+    assert!(rt.device_for_construct(0).unwrap().is_none());
+    rt.unregister(1);
+    rt.unregister(1); // unknown keys are ignored
+}
+
+#[test]
+fn a_kernel_with_no_image_entry_is_an_error() {
+    let fx = fixture(1, false, false);
+    let dev = fx.rt.device(0).unwrap();
+    let mut ai = fx.rt.async_info(&dev);
+    let err = with_args(&[], |args| {
+        fx.rt.target(
+            &dev,
+            0xdead,
+            args,
+            &LaunchConfig::default(),
+            &SourceLoc::default(),
+            &mut ai,
+        )
+    })
+    .unwrap_err();
+    assert_eq!(err, Error::NoKernel { host_ptr: 0xdead });
+    ai.synchronize().unwrap();
+}
+
+#[test]
+fn injected_failures_leave_no_leak_and_a_consistent_table() {
+    for (kind, nth) in [
+        (OpKind::Alloc, 2),
+        (OpKind::Copy, 1),
+        (OpKind::Copy, 2),
+        (OpKind::Launch, 1),
+    ] {
+        let fx = fixture(1, false, false);
+        let x = Box::new(1i32);
+        let y = Box::new(2i32);
+        fx.rt.device(0).unwrap();
+        let base = fx.state.memory.live();
+        fx.state.fail_nth(kind, nth);
+        let items = [
+            (addr(&*x), 4, mt::TO | mt::FROM | mt::TARGET_PARAM),
+            (addr(&*y), 4, mt::TO | mt::FROM | mt::TARGET_PARAM),
+        ];
+        let r = target(&fx, &items);
+        assert!(r.is_err(), "{kind:?} #{nth} must fail the region");
+        // Whatever was mapped before the failure is still consistently mapped: releasing the
+        // mapped items brings the device back to its baseline.
+        for (p, size, _) in items {
+            if fx.rt.target_is_present(p, 0) {
+                exit(&fx, &[(p, size, 0)]).unwrap();
+            }
+        }
+        assert_eq!(
+            fx.state.memory.live(),
+            base,
+            "{kind:?} #{nth} leaked device memory"
+        );
+        fx.rt.unregister(fx.key);
+        assert_eq!(fx.state.memory.live(), 0);
+    }
+}
+
+#[test]
+fn one_synchronisation_per_blocking_construct() {
+    let fx = fixture(1, true, true);
+    let x = Box::new(1i32);
+    let _ = fx.rt.device(0).unwrap(); // load images first
+    fx.state.clear_log();
+    target(&fx, &[(addr(&*x), 4, mt::TO | mt::FROM | mt::TARGET_PARAM)]).unwrap();
+    let log = fx.state.log();
+    let syncs = log
+        .iter()
+        .filter(|op| matches!(op, Op::Synchronize { .. }))
+        .count();
+    assert_eq!(syncs, 1, "{log:#?}");
+    assert_eq!(*x, 2);
+}

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The main job: builds the runtime, compiles the example programs with clang-19 and runs them
+# on our runtime, on the best device present: an NVIDIA GPU when one is visible and a CUDA
+# toolchain folder exists (see docs/GPU.md), else the x86_64 host device.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/deps.sh
+cargo build --release --locked -p omptarget-abi -p omptarget-cli
+out=target/examples
+mkdir -p "$out/lib"
+ln -sf "$PWD/target/release/libomptarget.so" "$out/lib/libomptarget.so.19.1"
+
+target=host
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 \
+   && [[ -x ${OFFLOAD_CUDA_ROOT:-$HOME/.cache/omptarget-cuda}/bin/ptxas ]]; then
+  target=sm_90
+fi
+echo "== omptarget info"
+target/release/omptarget info
+echo "== examples, offload target: $target"
+status=0
+for src in examples/*.c; do
+  name=$(basename "$src" .c)
+  if [[ $target == host ]]; then
+    clang-19 -fopenmp -fopenmp-targets=x86_64-pc-linux-gnu -O2 "$src" -o "$out/$name"
+  else
+    ../shared/tools/offload-cc --target "$target" -O2 "$src" -o "$out/$name"
+  fi
+  echo "-- $name"
+  LD_LIBRARY_PATH="$PWD/$out/lib:${LD_LIBRARY_PATH:-}" OMP_TARGET_OFFLOAD=MANDATORY "$out/$name" || status=1
+done
+exit $status

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Runs every test: unit and property tests of each crate, and the C/C++ conformance suite
+# (tests/c, each program under our runtime and LLVM 19's, outputs compared).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/deps.sh
+cargo test --workspace --locked "$@"

@@ -4,4 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
+# The conformance test runs the cdylib itself, which `cargo test` does not build.
+cargo build --locked -p omptarget-abi
 cargo test --workspace --locked "$@"

@@ -40,7 +40,7 @@ fn our_lib_dir() -> PathBuf {
     let lib = profile_dir.join("libomptarget.so");
     assert!(
         lib.exists(),
-        "{} is missing: cargo builds the cdylib before this test",
+        "{} is missing: build it first (`cargo build -p omptarget-abi`; scripts/test.sh does)",
         lib.display()
     );
     let dir = profile_dir.join("conformance-lib");

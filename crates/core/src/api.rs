@@ -165,6 +165,7 @@ impl Runtime {
             owns_allocation: false,
             name: None,
             shadows: Vec::new(),
+            pending: None,
         });
         Ok(())
     }

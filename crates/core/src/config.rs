@@ -39,6 +39,13 @@ pub struct Config {
     pub heap_size: usize,
     /// `LIBOMPTARGET_PROFILE` (file name for a profile, unset = none).
     pub profile: Option<String>,
+    /// `OMPTARGET_RS_CUDA_POOL_RELEASE_THRESHOLD` (bytes the CUDA memory pool keeps cached
+    /// across synchronisations; default: unlimited).
+    pub cuda_pool_release_threshold: u64,
+    /// `OMPTARGET_RS_CUDA_MEMORY_POOL` (default true): stream-ordered allocation on CUDA.
+    pub cuda_memory_pool: bool,
+    /// `OMPTARGET_RS_DISABLE_CUDA_PLUGIN` (default false).
+    pub disable_cuda_plugin: bool,
 }
 
 impl Default for Config {
@@ -56,6 +63,9 @@ impl Default for Config {
             stack_size: 0,
             heap_size: 0,
             profile: None,
+            cuda_pool_release_threshold: u64::MAX,
+            cuda_memory_pool: true,
+            disable_cuda_plugin: false,
         }
     }
 }
@@ -109,6 +119,17 @@ impl Config {
             stack_size: int("LIBOMPTARGET_STACK_SIZE").map_or(0, |v| v.max(0) as usize),
             heap_size: int("LIBOMPTARGET_HEAP_SIZE").map_or(0, |v| v.max(0) as usize),
             profile: get("LIBOMPTARGET_PROFILE"),
+            cuda_pool_release_threshold: get("OMPTARGET_RS_CUDA_POOL_RELEASE_THRESHOLD")
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(d.cuda_pool_release_threshold),
+            cuda_memory_pool: get("OMPTARGET_RS_CUDA_MEMORY_POOL")
+                .as_deref()
+                .and_then(parse_bool)
+                .unwrap_or(d.cuda_memory_pool),
+            disable_cuda_plugin: get("OMPTARGET_RS_DISABLE_CUDA_PLUGIN")
+                .as_deref()
+                .and_then(parse_bool)
+                .unwrap_or(d.disable_cuda_plugin),
         }
     }
 }

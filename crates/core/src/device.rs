@@ -8,8 +8,8 @@ use crate::mapping::{Entry, MappingTable, RefCount};
 use crate::message::{Addr, report};
 use omptarget_plugin::memory_manager::MemoryManager;
 use omptarget_plugin::{
-    AllocKind, CopyKind, Device as Backend, DevicePtr, ImageInfo, KernelId, LaunchConfig, ModuleId,
-    Plugin, QueueId,
+    AllocKind, CopyKind, Device as Backend, DevicePtr, EventId, ImageInfo, KernelId, LaunchConfig,
+    LoadEnv, ModuleId, Plugin, QueueId,
 };
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -44,6 +44,7 @@ pub struct Device {
     kernels: RwLock<HashMap<usize, (KernelId, &'static str)>>,
     pub(crate) table: Mutex<MappingTable>,
     queues: Mutex<Vec<QueueId>>,
+    events: Mutex<Vec<EventId>>,
     /// Size-class cache for backends that cannot order allocation on a queue.
     memory_manager: OnceLock<Option<MemoryManager>>,
     /// Sizes of blocks served by the memory manager, so a free knows its class.
@@ -77,6 +78,7 @@ impl Device {
             kernels: RwLock::new(HashMap::new()),
             table: Mutex::new(MappingTable::new()),
             queues: Mutex::new(Vec::new()),
+            events: Mutex::new(Vec::new()),
             memory_manager: OnceLock::new(),
             cached_sizes: Mutex::new(HashMap::new()),
             mm_threshold: config.memory_manager_threshold,
@@ -121,7 +123,12 @@ impl Device {
     }
 
     /// Loads the binaries of `binaries` that are not loaded here yet (generation `generation`).
-    pub(crate) fn ensure_loaded(&self, binaries: &[Binary], generation: u64) -> Result<()> {
+    pub(crate) fn ensure_loaded(
+        &self,
+        binaries: &[Binary],
+        generation: u64,
+        num_devices: usize,
+    ) -> Result<()> {
         if self.loaded_generation.load(Ordering::Acquire) == generation {
             return Ok(());
         }
@@ -134,14 +141,19 @@ impl Device {
             if loaded.iter().any(|l| l.key == binary.key) {
                 continue;
             }
-            let record = self.load_binary(backend, binary)?;
+            let record = self.load_binary(backend, binary, num_devices)?;
             loaded.push(record);
         }
         self.loaded_generation.store(generation, Ordering::Release);
         Ok(())
     }
 
-    fn load_binary(&self, backend: &dyn Backend, binary: &Binary) -> Result<LoadedBinary> {
+    fn load_binary(
+        &self,
+        backend: &dyn Backend,
+        binary: &Binary,
+        num_devices: usize,
+    ) -> Result<LoadedBinary> {
         let mut record = LoadedBinary {
             key: binary.key,
             module: None,
@@ -159,11 +171,17 @@ impl Device {
             return Ok(record);
         };
         let module = backend
-            .load(&ImageInfo {
-                bytes: image.bytes,
-                triple: image.triple,
-                arch: image.arch,
-            })
+            .load(
+                &ImageInfo {
+                    bytes: image.bytes,
+                    triple: image.triple,
+                    arch: image.arch,
+                },
+                &LoadEnv {
+                    device_num: self.id as u32,
+                    num_devices: num_devices as u32,
+                },
+            )
             .on(self.id, "loading the device image")?;
         record.module = Some(module);
         let mut ctors = Vec::new();
@@ -223,6 +241,7 @@ impl Device {
             owns_allocation: false,
             name: Some(entry.name),
             shadows: Vec::new(),
+            pending: None,
         });
         Ok(())
     }
@@ -294,6 +313,9 @@ impl Device {
         for q in std::mem::take(&mut *lock(&self.queues)) {
             let _ = backend.destroy_queue(q);
         }
+        for e in std::mem::take(&mut *lock(&self.events)) {
+            let _ = backend.destroy_event(e);
+        }
     }
 
     /// The device kernel of host region id `host_ptr`.
@@ -316,6 +338,19 @@ impl Device {
 
     pub(crate) fn release_queue(&self, queue: QueueId) {
         lock(&self.queues).push(queue);
+    }
+
+    pub(crate) fn acquire_event(&self) -> Result<EventId> {
+        if let Some(e) = lock(&self.events).pop() {
+            return Ok(e);
+        }
+        self.backend()?
+            .create_event()
+            .on(self.id, "creating an event")
+    }
+
+    pub(crate) fn release_event(&self, event: EventId) {
+        lock(&self.events).push(event);
     }
 
     /// Allocates device memory for a mapping or an API call.

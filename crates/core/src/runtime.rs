@@ -83,6 +83,19 @@ impl std::fmt::Debug for Runtime {
 /// The plugins of a normal run, in device-numbering order.
 pub fn default_plugins(config: &Config) -> Vec<Arc<dyn Plugin>> {
     let mut plugins: Vec<Arc<dyn Plugin>> = Vec::new();
+    // LLVM's order: GPUs first, the host device last.
+    if !config.disable_cuda_plugin {
+        let cuda = omptarget_plugin_cuda::CudaConfig {
+            num_teams: config.num_teams.max(0) as u32,
+            teams_thread_limit: config.teams_thread_limit.max(0) as u32,
+            team_limit: config.team_limit.max(0) as u32,
+            stack_size: config.stack_size,
+            heap_size: config.heap_size,
+            pool_release_threshold: config.cuda_pool_release_threshold,
+            use_memory_pool: config.cuda_memory_pool,
+        };
+        plugins.push(Arc::new(omptarget_plugin_cuda::CudaPlugin::new(cuda)));
+    }
     if !config.disable_host_plugin {
         plugins.push(Arc::new(omptarget_plugin_host::HostPlugin));
     }
@@ -118,7 +131,7 @@ impl Runtime {
 
     /// The AsyncInfo of a construct on `dev`.
     pub fn async_info<'d>(&self, dev: &'d Device) -> crate::ops::AsyncInfo<'d> {
-        crate::ops::AsyncInfo::with_info(dev, self.info_level())
+        crate::ops::AsyncInfo::with_options(dev, self.info_level(), self.config.map_force_atomic)
     }
 
     /// 0x04: every device's table after a construct.
@@ -323,7 +336,7 @@ impl Runtime {
         }
         let registry = self.registry.read().unwrap_or_else(|e| e.into_inner());
         let generation = self.generation.load(Ordering::Acquire);
-        device.ensure_loaded(&registry.binaries, generation)?;
+        device.ensure_loaded(&registry.binaries, generation, self.num_devices())?;
         Ok(device)
     }
 

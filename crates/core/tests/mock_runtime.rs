@@ -23,6 +23,15 @@ struct Fixture {
 }
 
 fn fixture(devices: usize, stream_ordered: bool, asynchronous: bool) -> Fixture {
+    fixture_with(devices, stream_ordered, asynchronous, Config::default())
+}
+
+fn fixture_with(
+    devices: usize,
+    stream_ordered: bool,
+    asynchronous: bool,
+    config: Config,
+) -> Fixture {
     let plugin = MockPlugin::new(devices, stream_ordered, asynchronous);
     let state = plugin.state.clone();
     state.add_kernel("inc", |mem, args| {
@@ -31,11 +40,7 @@ fn fixture(devices: usize, stream_ordered: bool, asynchronous: bool) -> Fixture 
             .expect("inc's argument is device memory");
         mem.write_i32(args[0], v + 1).expect("writable");
     });
-    let rt = Runtime::new(
-        Config::default(),
-        vec![Arc::new(plugin)],
-        Box::new(NoHostRuntime),
-    );
+    let rt = Runtime::new(config, vec![Arc::new(plugin)], Box::new(NoHostRuntime));
     let region = leak(0u8) as *const u8 as usize;
     let global = leak(0u32) as *const u32 as usize;
     let image: &'static [u8] = MAGIC;
@@ -320,4 +325,144 @@ fn one_synchronisation_per_blocking_construct() {
         .count();
     assert_eq!(syncs, 1, "{log:#?}");
     assert_eq!(*x, 2);
+}
+
+/// The position of the first operation matching `f`.
+fn position(log: &[Op], f: impl Fn(&Op) -> bool) -> usize {
+    log.iter()
+        .position(f)
+        .unwrap_or_else(|| panic!("operation missing from {log:#?}"))
+}
+
+#[test]
+fn stream_ordered_frees_follow_the_last_use_on_the_same_queue_without_waiting() {
+    let fx = fixture(1, true, true);
+    let x = Box::new(1i32);
+    fx.rt.device(0).unwrap();
+    fx.state.clear_log();
+    target(&fx, &[(addr(&*x), 4, mt::TO | mt::FROM | mt::TARGET_PARAM)]).unwrap();
+    let log = fx.state.log();
+    let (ptr, queue) = match &log[position(&log, |o| matches!(o, Op::Alloc { .. }))] {
+        Op::Alloc { ptr, queue, .. } => (*ptr, *queue),
+        _ => unreachable!(),
+    };
+    assert!(
+        queue.is_some(),
+        "the allocation is ordered on the construct's queue"
+    );
+    let launch = position(&log, |o| matches!(o, Op::Launch { .. }));
+    let copy_out = position(&log, |o| matches!(o, Op::Copy { src, .. } if *src == ptr));
+    let free = position(&log, |o| matches!(o, Op::Free { ptr: p, .. } if *p == ptr));
+    let sync = position(&log, |o| matches!(o, Op::Synchronize { .. }));
+    assert!(
+        launch < copy_out && copy_out < free,
+        "free after the last use: {log:#?}"
+    );
+    assert!(free < sync, "the free is queued, not waited for: {log:#?}");
+    assert!(
+        matches!(log[free], Op::Free { queue: q, .. } if q == queue),
+        "same queue"
+    );
+    assert_eq!(*x, 2);
+}
+
+#[test]
+fn without_stream_ordering_frees_wait_for_the_synchronisation() {
+    let fx = fixture(1, false, true);
+    let x = Box::new(1i32);
+    fx.rt.device(0).unwrap();
+    fx.state.clear_log();
+    target(&fx, &[(addr(&*x), 4, mt::TO | mt::FROM | mt::TARGET_PARAM)]).unwrap();
+    let log = fx.state.log();
+    let sync = position(&log, |o| matches!(o, Op::Synchronize { .. }));
+    for (i, op) in log.iter().enumerate() {
+        if let Op::Free { .. } = op {
+            assert!(i > sync, "free before the synchronisation: {log:#?}");
+        }
+    }
+    assert_eq!(*x, 2);
+}
+
+#[test]
+fn a_second_queue_waits_for_the_creating_queue_through_an_event() {
+    let fx = fixture(1, true, true);
+    let a = Box::new([0i32; 4]);
+    let dev = fx.rt.device(0).unwrap();
+    fx.state.clear_log();
+    with_args(&[(addr(&*a), 16, mt::TO)], |args| {
+        let mut first = fx.rt.async_info(&dev);
+        fx.rt.data_begin(&dev, args, &mut first).unwrap();
+        // A second construct finds the entry while the first has not synchronised.
+        let mut second = fx.rt.async_info(&dev);
+        fx.rt.data_begin(&dev, args, &mut second).unwrap();
+        let log = fx.state.log();
+        let q1 = match &log[position(&log, |o| matches!(o, Op::Alloc { .. }))] {
+            Op::Alloc { queue, .. } => queue.unwrap(),
+            _ => unreachable!(),
+        };
+        let record = position(&log, |o| matches!(o, Op::RecordEvent { .. }));
+        let wait = position(&log, |o| matches!(o, Op::WaitEvent { .. }));
+        match (&log[record], &log[wait]) {
+            (
+                Op::RecordEvent {
+                    event: e1,
+                    queue: rq,
+                    ..
+                },
+                Op::WaitEvent {
+                    event: e2,
+                    queue: wq,
+                    ..
+                },
+            ) => {
+                assert_eq!(e1, e2);
+                assert_eq!(*rq, q1, "the event is recorded on the creating queue");
+                assert_ne!(*wq, q1, "and waited for on the other one");
+            }
+            _ => unreachable!(),
+        }
+        assert!(
+            record > position(&log, |o| matches!(o, Op::Copy { .. })),
+            "after the copy-in"
+        );
+        first.synchronize().unwrap();
+        second.synchronize().unwrap();
+        // Once the creator synchronised, nobody waits any more.
+        fx.state.clear_log();
+        let mut third = fx.rt.async_info(&dev);
+        fx.rt.data_begin(&dev, args, &mut third).unwrap();
+        third.synchronize().unwrap();
+        assert!(
+            !fx.state
+                .log()
+                .iter()
+                .any(|o| matches!(o, Op::RecordEvent { .. } | Op::WaitEvent { .. }))
+        );
+    });
+}
+
+#[test]
+fn map_force_atomic_false_skips_the_events() {
+    let config = Config {
+        map_force_atomic: false,
+        ..Config::default()
+    };
+    let fx = fixture_with(1, true, true, config);
+    let a = Box::new([0i32; 4]);
+    let dev = fx.rt.device(0).unwrap();
+    fx.state.clear_log();
+    with_args(&[(addr(&*a), 16, mt::TO)], |args| {
+        let mut first = fx.rt.async_info(&dev);
+        fx.rt.data_begin(&dev, args, &mut first).unwrap();
+        let mut second = fx.rt.async_info(&dev);
+        fx.rt.data_begin(&dev, args, &mut second).unwrap();
+        first.synchronize().unwrap();
+        second.synchronize().unwrap();
+    });
+    assert!(
+        !fx.state
+            .log()
+            .iter()
+            .any(|o| matches!(o, Op::RecordEvent { .. } | Op::WaitEvent { .. }))
+    );
 }

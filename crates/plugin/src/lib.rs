@@ -60,6 +60,16 @@ pub struct ImageInfo<'a> {
     pub arch: Option<&'a str>,
 }
 
+/// What a device image may need to know about its place among the OpenMP devices (the
+/// device runtime's `__omp_rtl_device_environment`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LoadEnv {
+    /// The OpenMP device number of the device loading the image.
+    pub device_num: u32,
+    /// The number of OpenMP devices.
+    pub num_devices: u32,
+}
+
 /// Launch parameters of one kernel, already decoded from clang's `KernelArgsTy`.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LaunchConfig {
@@ -102,7 +112,7 @@ pub trait Device: Send + Sync {
     fn info(&self) -> DeviceInfo;
 
     /// Loads an image; the handle stays valid until [`Device::unload`].
-    fn load(&self, image: &ImageInfo<'_>) -> Result<ModuleId>;
+    fn load(&self, image: &ImageInfo<'_>, env: &LoadEnv) -> Result<ModuleId>;
     /// Unloads an image loaded with [`Device::load`].
     fn unload(&self, module: ModuleId) -> Result<()>;
     /// Finds a kernel by its symbol name.

@@ -85,6 +85,7 @@ fn run_sequence(seed: u64, steps: usize) {
                         owns_allocation: true,
                         name: None,
                         shadows: Vec::new(),
+                        pending: None,
                     });
                     model.maps.insert(begin, (begin + size, 1));
                     for o in &mut model.owner[begin..begin + size] {

@@ -48,6 +48,9 @@ pub struct Entry {
     /// Pointers inside this entry's host range whose device copies were attached to device
     /// data (PTR_AND_OBJ): copies from the device must not clobber the host values.
     pub shadows: Vec<ShadowPointer>,
+    /// The queue of a construct that created or filled this entry and has not synchronised
+    /// yet: another queue that uses the entry must first wait for that queue's work.
+    pub pending: Option<omptarget_plugin::QueueId>,
 }
 
 /// An attached pointer: its host address, its host value and its device value.
@@ -252,6 +255,7 @@ mod tests {
             owns_allocation: true,
             name: None,
             shadows: Vec::new(),
+            pending: None,
         }
     }
 

@@ -52,6 +52,7 @@ impl Runtime {
             if it.update_ref {
                 e.add_ref(hold);
             }
+            ai.order_after(e.pending)?;
             let action = if it.update_ref {
                 RefAction::Incremented
             } else {
@@ -120,6 +121,7 @@ impl Runtime {
                 owns_allocation: true,
                 name: it.name,
                 shadows: Vec::new(),
+                pending: None,
             };
             trace::creating(info, dev.id, &entry);
             id = table.insert(entry);
@@ -147,6 +149,12 @@ impl Runtime {
                 }
                 return Err(e);
             }
+            let e = table.get_mut(id).expect("live entry");
+            ai.mark_pending(e, id)?;
+        } else if is_new {
+            // A new allocation without data: other queues still wait for the allocation.
+            let e = table.get_mut(id).expect("live entry");
+            ai.mark_pending(e, id)?;
         }
         Ok(tgt)
     }
@@ -386,6 +394,7 @@ impl Runtime {
                 continue;
             };
             let e = table.get_mut(id).expect("live entry");
+            ai.order_after(e.pending)?;
             let is_last = e.release_would_remove(hold, delete);
             if delete || update_ref {
                 e.release(hold, delete);
@@ -412,7 +421,8 @@ impl Runtime {
                     .extend(e.shadows.iter().map(|s| (s.host_addr, s.host_value)));
             }
             if is_last {
-                ai.removals.push(id);
+                drop(table);
+                ai.retire(id)?;
             }
         }
         Ok(())
@@ -462,7 +472,7 @@ impl Runtime {
                 ));
             }
             let (begin, size) = (args.begins[i], args.size(i));
-            let table = lock(&dev.table);
+            let mut table = lock(&dev.table);
             let l = table.lookup(begin, size);
             let Some(id) = l.entry.filter(|_| l.contained) else {
                 if ty & mt::PRESENT != 0 {
@@ -488,6 +498,7 @@ impl Runtime {
                 false,
                 None,
             );
+            ai.order_after(e.pending)?;
             let tgt = e.tgt_ptr(begin);
             let shadows = shadows_in(e, begin, size);
             if size == 0 {
@@ -498,6 +509,9 @@ impl Runtime {
                 trace::transfer(info, dev.id, true, begin, tgt, size, args.name(i));
                 dev.copy(CopyKind::HostToDevice, tgt, begin, size, Some(queue))?;
                 reattach(dev, &table, &shadows, ai)?;
+                if let Some(e) = table.get_mut(id) {
+                    ai.mark_pending(e, id)?;
+                }
             }
             if ty & mt::FROM != 0 {
                 trace::transfer(info, dev.id, false, begin, tgt, size, args.name(i));

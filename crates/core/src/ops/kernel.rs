@@ -47,6 +47,7 @@ impl Runtime {
             return Err(e);
         }
         let mut words: Vec<usize> = Vec::with_capacity(args.len());
+        let mut privates: Vec<usize> = Vec::new();
         for i in 0..args.len() {
             let ty = args.ty(i);
             if ty & mt::TARGET_PARAM == 0 {
@@ -60,7 +61,7 @@ impl Runtime {
                 let offset = base.wrapping_sub(begin);
                 let queue = ai.queue()?;
                 let ptr = dev.alloc(size.max(1), AllocKind::Device, Some(queue))?;
-                ai.frees.push((ptr, AllocKind::Device));
+                privates.push(ptr);
                 if ty & mt::TO != 0 && size != 0 {
                     dev.copy(CopyKind::HostToDevice, ptr, begin, size, Some(queue))?;
                 }
@@ -99,7 +100,12 @@ impl Runtime {
         let backend = dev.backend()?;
         let (blocks, threads, mode) = backend.describe_launch(kernel, config);
         trace::launch(info, dev.id, name, blocks, threads, mode);
-        if let Err(source) = backend.launch(kernel, &words, config, queue) {
+        let launched = backend.launch(kernel, &words, config, queue);
+        // Private copies are needed by the kernel only: free them behind it.
+        for p in privates {
+            ai.free_after_use(p)?;
+        }
+        if let Err(source) = launched {
             report(format_args!("Executing target region abort target."));
             return Err(Error::Device {
                 device: dev.id,

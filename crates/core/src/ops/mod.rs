@@ -11,7 +11,7 @@ pub use trace::dump_table;
 use crate::device::{Device, lock};
 use crate::error::{Error, Result};
 use crate::mapping::EntryId;
-use omptarget_plugin::{AllocKind, QueueId};
+use omptarget_plugin::{AllocKind, EventId, QueueId};
 use std::ffi::{CStr, c_char};
 
 /// Map-type bits (`ArgTypes[i]`).
@@ -101,16 +101,29 @@ pub struct AsyncInfo<'d> {
     /// Boxed so that an asynchronous copy's source keeps its address when the Vec grows.
     #[allow(clippy::vec_box)]
     staged: Vec<Box<usize>>,
+    /// Entries this construct marked pending on its queue (cleared at synchronisation).
+    pending_marks: Vec<EntryId>,
+    /// Events recorded for cross-queue waits, returned to the device after synchronisation.
+    events: Vec<EventId>,
     info: u32,
+    /// `LIBOMPTARGET_MAP_FORCE_ATOMIC`: order other queues after this construct's transfers.
+    atomic: bool,
+    /// The backend orders allocation and free on the queue (frees need not wait).
+    stream_ordered: bool,
 }
 
 impl<'d> AsyncInfo<'d> {
     pub fn new(device: &'d Device) -> Self {
-        Self::with_info(device, 0)
+        Self::with_options(device, 0, true)
     }
 
-    /// An AsyncInfo that traces with `LIBOMPTARGET_INFO` bits `info`.
-    pub fn with_info(device: &'d Device, info: u32) -> Self {
+    /// An AsyncInfo that traces with `LIBOMPTARGET_INFO` bits `info` and orders other queues
+    /// after its transfers when `atomic`.
+    pub fn with_options(device: &'d Device, info: u32, atomic: bool) -> Self {
+        let (stream_ordered, asynchronous) = device
+            .backend()
+            .map(|b| (b.orders_alloc_on_queue(), b.is_asynchronous()))
+            .unwrap_or((false, false));
         Self {
             device,
             queue: None,
@@ -118,7 +131,11 @@ impl<'d> AsyncInfo<'d> {
             removals: Vec::new(),
             restores: Vec::new(),
             staged: Vec::new(),
+            pending_marks: Vec::new(),
+            events: Vec::new(),
             info,
+            atomic: atomic && asynchronous,
+            stream_ordered,
         }
     }
 
@@ -145,10 +162,102 @@ impl<'d> AsyncInfo<'d> {
                     source,
                 })
             });
+            self.clear_pending(q);
             self.device.release_queue(q);
         }
         self.finish();
         result
+    }
+
+    /// The construct's transfers are done: entries it marked no longer make other queues wait.
+    fn clear_pending(&mut self, q: QueueId) {
+        if self.pending_marks.is_empty() {
+            return;
+        }
+        let mut table = lock(&self.device.table);
+        for id in self.pending_marks.drain(..) {
+            if let Some(e) = table.get_mut(id)
+                && e.pending == Some(q)
+            {
+                e.pending = None;
+            }
+        }
+    }
+
+    /// Marks entry `id` as being filled by this construct's queue (atomic maps).
+    pub(crate) fn mark_pending(
+        &mut self,
+        e: &mut crate::mapping::Entry,
+        id: EntryId,
+    ) -> Result<()> {
+        if !self.atomic {
+            return Ok(());
+        }
+        let q = self.queue()?;
+        e.pending = Some(q);
+        self.pending_marks.push(id);
+        Ok(())
+    }
+
+    /// Orders this construct's queue after the pending work of another queue on an entry: an
+    /// event recorded on that queue now covers the entry's transfer (and whatever came before
+    /// it), and our queue waits for it on the device, not on the host.
+    pub(crate) fn order_after(&mut self, pending: Option<QueueId>) -> Result<()> {
+        let Some(other) = pending else { return Ok(()) };
+        if !self.atomic {
+            return Ok(());
+        }
+        let mine = self.queue()?;
+        if other == mine {
+            return Ok(());
+        }
+        let backend = self.device.backend()?;
+        let event = self.device.acquire_event()?;
+        self.events.push(event);
+        let err = |source| Error::Device {
+            device: self.device.id,
+            what: "ordering queues through an event",
+            source,
+        };
+        backend.record_event(event, other).map_err(err)?;
+        backend.wait_event(event, mine).map_err(err)
+    }
+
+    /// An entry whose last reference went away: with stream-ordered allocation it leaves the
+    /// table now and its memory is freed on the queue behind the construct's copies; otherwise
+    /// both wait for the synchronisation.
+    pub(crate) fn retire(&mut self, id: EntryId) -> Result<()> {
+        if !self.stream_ordered {
+            self.removals.push(id);
+            return Ok(());
+        }
+        let removed = {
+            let mut table = lock(&self.device.table);
+            match table.get(id) {
+                Some(e) if e.total_refs() == Some(0) => table.remove(id),
+                _ => None,
+            }
+        };
+        if let Some(e) = removed {
+            trace::removing(self.info, self.device.id, &e);
+            if e.owns_allocation {
+                let q = self.queue()?;
+                self.device.free(e.tgt_alloc, AllocKind::Device, Some(q))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Memory used only by work already queued (private copies, staging): freed on the queue
+    /// with stream-ordered allocation, else after the synchronisation.
+    pub(crate) fn free_after_use(&mut self, ptr: usize) -> Result<()> {
+        if self.stream_ordered {
+            let q = self.queue()?;
+            self.device.free(ptr, AllocKind::Device, Some(q))
+        } else {
+            self.frees.push((ptr, AllocKind::Device));
+            Ok(())
+        }
     }
 
     fn finish(&mut self) {
@@ -164,6 +273,9 @@ impl<'d> AsyncInfo<'d> {
         for (ptr, kind) in std::mem::take(&mut self.frees) {
             let _ = self.device.free(ptr, kind, None);
         }
+        for event in std::mem::take(&mut self.events) {
+            self.device.release_event(event);
+        }
     }
 }
 
@@ -175,6 +287,7 @@ impl Drop for AsyncInfo<'_> {
             if let Ok(b) = self.device.backend() {
                 let _ = b.synchronize(q);
             }
+            self.clear_pending(q);
             self.device.release_queue(q);
         }
         self.finish();

@@ -9,7 +9,7 @@ mod ffi_call;
 
 use omptarget_plugin::{
     AllocKind, CopyKind, Device, DeviceInfo, DevicePtr, Error, ErrorKind, EventId, ImageInfo,
-    KernelId, LaunchConfig, ModuleId, Plugin, QueueId, Result,
+    KernelId, LaunchConfig, LoadEnv, ModuleId, Plugin, QueueId, Result,
 };
 use std::collections::HashMap;
 use std::ffi::{CStr, CString};
@@ -132,7 +132,7 @@ impl Device for HostDevice {
         }
     }
 
-    fn load(&self, image: &ImageInfo<'_>) -> Result<ModuleId> {
+    fn load(&self, image: &ImageInfo<'_>, _env: &LoadEnv) -> Result<ModuleId> {
         // SAFETY: memfd_create with a NUL-terminated name; the result is checked.
         let fd = unsafe { libc::memfd_create(c"omptarget-image".as_ptr(), libc::MFD_CLOEXEC) };
         if fd < 0 {
@@ -357,11 +357,14 @@ mod tests {
     fn rejects_an_unloadable_image() {
         let dev = HostPlugin.init_device(1).unwrap();
         let err = dev
-            .load(&ImageInfo {
-                bytes: b"\x7fELF not really",
-                triple: None,
-                arch: None,
-            })
+            .load(
+                &ImageInfo {
+                    bytes: b"\x7fELF not really",
+                    triple: None,
+                    arch: None,
+                },
+                &LoadEnv::default(),
+            )
             .unwrap_err();
         assert_eq!(err.kind, ErrorKind::InvalidImage);
     }

@@ -6,7 +6,7 @@
 
 use omptarget_plugin::{
     AllocKind, CopyKind, Device, DeviceInfo, DevicePtr, Error, ErrorKind, EventId, ImageInfo,
-    KernelId, LaunchConfig, ModuleId, Plugin, QueueId, Result,
+    KernelId, LaunchConfig, LoadEnv, ModuleId, Plugin, QueueId, Result,
 };
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -280,7 +280,7 @@ impl Device for MockDevice {
             )],
         }
     }
-    fn load(&self, image: &ImageInfo<'_>) -> Result<ModuleId> {
+    fn load(&self, image: &ImageInfo<'_>, _env: &LoadEnv) -> Result<ModuleId> {
         self.state.check_fault(OpKind::Load)?;
         if !image.bytes.starts_with(MAGIC) {
             return Err(Error::new(ErrorKind::InvalidImage, "not a mock image"));

@@ -1,0 +1,791 @@
+//! NVIDIA GPUs through the CUDA driver API, loaded at run time (cudarc `driver::sys`).
+//!
+//! Without `libcuda` the plugin reports 0 devices, quietly. With memory-pool support
+//! (`CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED`), device memory is allocated and freed
+//! stream-ordered (`cuMemAllocAsync` / `cuMemFreeAsync`) from the device's default pool, whose
+//! release threshold is raised so freed memory stays cached for reuse.
+
+mod driver;
+pub mod image;
+mod kernel;
+
+use cudarc::driver::sys;
+use driver::{CUcontext, CUdevice, CUdeviceptr, CUmodule, CUstream, attribute, call, make_current};
+use image::ImageKind;
+use kernel::KernelInfo;
+use omptarget_plugin::{
+    AllocKind, CopyKind, Device, DeviceInfo, DevicePtr, Error, ErrorKind, EventId, ImageInfo,
+    KernelId, LaunchConfig, LoadEnv, ModuleId, Plugin, QueueId, Result,
+};
+use std::sync::{Mutex, RwLock};
+
+/// Settings the plugin takes from the runtime's configuration.
+#[derive(Clone, Debug)]
+pub struct CudaConfig {
+    /// `OMP_NUM_TEAMS` (0: unset).
+    pub num_teams: u32,
+    /// `OMP_TEAMS_THREAD_LIMIT` (0: unset).
+    pub teams_thread_limit: u32,
+    /// `OMP_TEAM_LIMIT` (0: unset).
+    pub team_limit: u32,
+    /// `LIBOMPTARGET_STACK_SIZE` (0: driver default).
+    pub stack_size: usize,
+    /// `LIBOMPTARGET_HEAP_SIZE` (0: driver default).
+    pub heap_size: usize,
+    /// `OMPTARGET_RS_CUDA_POOL_RELEASE_THRESHOLD`: bytes the memory pool keeps cached across
+    /// synchronisations (default: all of them).
+    pub pool_release_threshold: u64,
+    /// `OMPTARGET_RS_CUDA_MEMORY_POOL=0` turns stream-ordered allocation off (for comparison).
+    pub use_memory_pool: bool,
+}
+
+impl Default for CudaConfig {
+    fn default() -> Self {
+        Self {
+            num_teams: 0,
+            teams_thread_limit: 0,
+            team_limit: 0,
+            stack_size: 0,
+            heap_size: 0,
+            pool_release_threshold: u64::MAX,
+            use_memory_pool: true,
+        }
+    }
+}
+
+/// The CUDA plugin: one device per visible GPU.
+pub struct CudaPlugin {
+    config: CudaConfig,
+    /// Compute capability (`major * 10 + minor`) of each device.
+    archs: Vec<u32>,
+}
+
+impl CudaPlugin {
+    /// Probes the driver; any failure means 0 devices, without output.
+    pub fn new(config: CudaConfig) -> Self {
+        let archs = probe().unwrap_or_default();
+        Self { config, archs }
+    }
+}
+
+fn probe() -> Result<Vec<u32>> {
+    if !driver::driver_present() {
+        return Ok(Vec::new());
+    }
+    // SAFETY: plain driver calls writing to locals.
+    call("cuInit", || unsafe { sys::cuInit(0) })?;
+    let mut count = 0;
+    call("cuDeviceGetCount", || unsafe {
+        sys::cuDeviceGetCount(&mut count)
+    })?;
+    let mut archs = Vec::new();
+    for i in 0..count {
+        let mut dev: CUdevice = 0;
+        call("cuDeviceGet", || unsafe { sys::cuDeviceGet(&mut dev, i) })?;
+        let major = attribute(
+            dev,
+            sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+        )?;
+        let minor = attribute(
+            dev,
+            sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+        )?;
+        archs.push((major * 10 + minor) as u32);
+    }
+    Ok(archs)
+}
+
+impl Plugin for CudaPlugin {
+    fn name(&self) -> &'static str {
+        "cuda"
+    }
+
+    fn number_of_devices(&self) -> usize {
+        self.archs.len()
+    }
+
+    fn is_compatible(&self, image: &ImageInfo<'_>) -> bool {
+        if image.triple.is_some_and(|t| !t.starts_with("nvptx")) {
+            return false;
+        }
+        match image::classify(image.bytes) {
+            Some(ImageKind::Cubin { sm, .. }) => self.archs.iter().any(|&d| image::runs_on(sm, d)),
+            Some(ImageKind::Ptx | ImageKind::Fatbin) => !self.archs.is_empty(),
+            None => false,
+        }
+    }
+
+    fn init_device(&self, index: usize) -> Result<Box<dyn Device>> {
+        let arch = *self.archs.get(index).ok_or_else(|| {
+            Error::new(
+                ErrorKind::InvalidArgument,
+                format!("no CUDA device {index}"),
+            )
+        })?;
+        CudaDevice::new(index, arch, &self.config).map(|d| Box::new(d) as Box<dyn Device>)
+    }
+}
+
+struct Module {
+    module: CUmodule,
+}
+
+struct CudaDevice {
+    index: usize,
+    arch: u32,
+    dev: CUdevice,
+    ctx: CUcontext,
+    /// The default memory pool when stream-ordered allocation is on.
+    pool: Option<sys::CUmemoryPool>,
+    /// Streams for allocations and copies that come without a queue.
+    internal: Mutex<Vec<CUstream>>,
+    modules: Mutex<Vec<Option<Module>>>,
+    kernels: RwLock<Vec<KernelInfo>>,
+    limits: kernel::LimitsWithEnv,
+    name: String,
+    total_memory: usize,
+    driver_version: i32,
+    sm_count: i32,
+}
+
+// SAFETY: CUDA driver handles may be used from any thread once the context is current (each
+// operation makes it current first); the Vecs of handles are behind locks.
+unsafe impl Send for CudaDevice {}
+unsafe impl Sync for CudaDevice {}
+
+fn stream(q: QueueId) -> CUstream {
+    q.0 as CUstream
+}
+
+impl CudaDevice {
+    fn new(index: usize, arch: u32, config: &CudaConfig) -> Result<Self> {
+        let mut dev: CUdevice = 0;
+        // SAFETY: plain driver calls writing to locals.
+        call("cuDeviceGet", || unsafe {
+            sys::cuDeviceGet(&mut dev, index as i32)
+        })?;
+        let mut ctx: CUcontext = std::ptr::null_mut();
+        call("cuDevicePrimaryCtxRetain", || unsafe {
+            sys::cuDevicePrimaryCtxRetain(&mut ctx, dev)
+        })?;
+        make_current(ctx)?;
+        use sys::CUdevice_attribute as A;
+        let pools = attribute(dev, A::CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED)? != 0;
+        let pool = if pools && config.use_memory_pool {
+            let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+            call("cuDeviceGetDefaultMemPool", || unsafe {
+                sys::cuDeviceGetDefaultMemPool(&mut pool, dev)
+            })?;
+            let mut threshold = config.pool_release_threshold;
+            call("cuMemPoolSetAttribute(RELEASE_THRESHOLD)", || unsafe {
+                sys::cuMemPoolSetAttribute(
+                    pool,
+                    sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                    (&raw mut threshold).cast(),
+                )
+            })?;
+            Some(pool)
+        } else {
+            None
+        };
+        if config.stack_size > 0 {
+            call("cuCtxSetLimit(STACK_SIZE)", || unsafe {
+                sys::cuCtxSetLimit(sys::CUlimit::CU_LIMIT_STACK_SIZE, config.stack_size)
+            })?;
+        }
+        if config.heap_size > 0 {
+            call("cuCtxSetLimit(MALLOC_HEAP_SIZE)", || unsafe {
+                sys::cuCtxSetLimit(sys::CUlimit::CU_LIMIT_MALLOC_HEAP_SIZE, config.heap_size)
+            })?;
+        }
+        let mut name_buf = [0 as std::ffi::c_char; 256];
+        call("cuDeviceGetName", || unsafe {
+            sys::cuDeviceGetName(name_buf.as_mut_ptr(), 256, dev)
+        })?;
+        // SAFETY: the driver wrote a NUL-terminated name.
+        let name = unsafe { std::ffi::CStr::from_ptr(name_buf.as_ptr()) }
+            .to_string_lossy()
+            .into_owned();
+        let mut total_memory = 0usize;
+        call("cuDeviceTotalMem", || unsafe {
+            sys::cuDeviceTotalMem_v2(&mut total_memory, dev)
+        })?;
+        let mut driver_version = 0;
+        call("cuDriverGetVersion", || unsafe {
+            sys::cuDriverGetVersion(&mut driver_version)
+        })?;
+        let sm_count = attribute(dev, A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
+        let limits = kernel::DeviceLimits {
+            warp_size: attribute(dev, A::CU_DEVICE_ATTRIBUTE_WARP_SIZE)? as u32,
+            max_threads: attribute(dev, A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)? as u32,
+            max_blocks: attribute(dev, A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X)? as u32,
+            clock_khz: attribute(dev, A::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? as u64,
+            hardware_parallelism: sm_count as u64
+                * (attribute(dev, A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)? as u64
+                    / 32),
+        }
+        .with_environment(config);
+        Ok(Self {
+            index,
+            arch,
+            dev,
+            ctx,
+            pool,
+            internal: Mutex::new(Vec::new()),
+            modules: Mutex::new(Vec::new()),
+            kernels: RwLock::new(Vec::new()),
+            limits,
+            name,
+            total_memory,
+            driver_version,
+            sm_count,
+        })
+    }
+
+    fn current(&self) -> Result<()> {
+        make_current(self.ctx)
+    }
+
+    /// Runs `f` on an internal stream and waits for it (operations that come without a queue).
+    fn on_internal_stream(&self, f: impl FnOnce(CUstream) -> Result<()>) -> Result<()> {
+        let s = match self
+            .internal
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pop()
+        {
+            Some(s) => s,
+            None => self.create_queue().map(stream)?,
+        };
+        let r = f(s).and_then(|_| {
+            call("cuStreamSynchronize", || unsafe {
+                sys::cuStreamSynchronize(s)
+            })
+        });
+        self.internal
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(s);
+        r
+    }
+
+    fn module(&self, m: ModuleId) -> Result<CUmodule> {
+        self.modules
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(m.0)
+            .and_then(|x| x.as_ref().map(|x| x.module))
+            .ok_or_else(|| Error::new(ErrorKind::InvalidArgument, "unknown CUDA module"))
+    }
+
+    /// Reads `size` bytes of a device global synchronously (load-time metadata).
+    fn read_global(&self, module: CUmodule, name: &str) -> Result<Option<Vec<u8>>> {
+        let Some((ptr, size)) = global_of(module, name)? else {
+            return Ok(None);
+        };
+        let mut buf = vec![0u8; size];
+        // SAFETY: copies `size` bytes from the global into a buffer of that size.
+        call("cuMemcpyDtoH", || unsafe {
+            sys::cuMemcpyDtoH_v2(buf.as_mut_ptr().cast(), ptr, size)
+        })?;
+        Ok(Some(buf))
+    }
+
+    fn alloc_device(&self, size: usize, queue: Option<QueueId>) -> Result<DevicePtr> {
+        let mut ptr: CUdeviceptr = 0;
+        let Some(pool) = self.pool else {
+            // SAFETY: writes the allocation's address.
+            call("cuMemAlloc", || unsafe {
+                sys::cuMemAlloc_v2(&mut ptr, size)
+            })
+            .map_err(|e| self.oom(size, e))?;
+            return Ok(ptr as usize);
+        };
+        let attempt = |s: CUstream, ptr: &mut CUdeviceptr| {
+            // SAFETY: stream-ordered allocation on a live stream.
+            call("cuMemAllocAsync", || unsafe {
+                sys::cuMemAllocAsync(ptr, size, s)
+            })
+        };
+        let run = |ptr: &mut CUdeviceptr| -> Result<()> {
+            match queue {
+                Some(q) => attempt(stream(q), ptr),
+                None => self.on_internal_stream(|s| attempt(s, ptr)),
+            }
+        };
+        if let Err(first) = run(&mut ptr) {
+            if first.kind != ErrorKind::OutOfMemory {
+                return Err(first);
+            }
+            // Give cached pool memory back to the system, wait for pending frees, retry once.
+            // SAFETY: trimming a live pool; synchronising the context.
+            let _ = call("cuMemPoolTrimTo", || unsafe {
+                sys::cuMemPoolTrimTo(pool, 0)
+            });
+            let _ = call("cuCtxSynchronize", || unsafe { sys::cuCtxSynchronize() });
+            let _ = call("cuMemPoolTrimTo", || unsafe {
+                sys::cuMemPoolTrimTo(pool, 0)
+            });
+            run(&mut ptr).map_err(|e| self.oom(size, e))?;
+        }
+        Ok(ptr as usize)
+    }
+
+    fn oom(&self, size: usize, e: Error) -> Error {
+        if e.kind == ErrorKind::OutOfMemory {
+            Error::new(
+                ErrorKind::OutOfMemory,
+                format!(
+                    "out of memory allocating {size} bytes on CUDA device {} ({}, {} MiB total)",
+                    self.index,
+                    self.name,
+                    self.total_memory >> 20
+                ),
+            )
+        } else {
+            e
+        }
+    }
+}
+
+/// A module global's address and size, or `None` if the module has no such symbol.
+fn global_of(module: CUmodule, name: &str) -> Result<Option<(CUdeviceptr, usize)>> {
+    let cname = std::ffi::CString::new(name)
+        .map_err(|_| Error::new(ErrorKind::SymbolNotFound, format!("bad symbol {name:?}")))?;
+    let mut ptr: CUdeviceptr = 0;
+    let mut size = 0usize;
+    // SAFETY: looks a symbol up in a loaded module.
+    let r = call("cuModuleGetGlobal", || unsafe {
+        sys::cuModuleGetGlobal_v2(&mut ptr, &mut size, module, cname.as_ptr())
+    });
+    Ok(r.ok().map(|_| (ptr, size)))
+}
+
+/// The device runtime's `DeviceEnvironmentTy` (LLVM 19).
+#[repr(C)]
+struct DeviceEnvironment {
+    debug_kind: u32,
+    num_devices: u32,
+    device_num: u32,
+    dynamic_mem_size: u32,
+    clock_frequency: u64,
+    indirect_call_table: u64,
+    indirect_call_table_size: u64,
+    hardware_parallelism: u64,
+}
+
+impl Device for CudaDevice {
+    fn info(&self) -> DeviceInfo {
+        let (major, minor) = (self.arch / 10, self.arch % 10);
+        DeviceInfo {
+            name: self.name.clone(),
+            properties: vec![
+                (
+                    "Compute capability".into(),
+                    format!("{major}.{minor} (sm_{})", self.arch),
+                ),
+                (
+                    "Global memory".into(),
+                    format!("{} MiB", self.total_memory >> 20),
+                ),
+                ("Multiprocessors".into(), self.sm_count.to_string()),
+                (
+                    "Stream-ordered allocation (memory pool)".into(),
+                    if self.pool.is_some() { "yes" } else { "no" }.into(),
+                ),
+                (
+                    "Driver version".into(),
+                    format!(
+                        "{}.{}",
+                        self.driver_version / 1000,
+                        (self.driver_version % 1000) / 10
+                    ),
+                ),
+                ("CUDA device".into(), self.dev.to_string()),
+            ],
+        }
+    }
+
+    fn load(&self, image: &ImageInfo<'_>, env: &LoadEnv) -> Result<ModuleId> {
+        self.current()?;
+        let kind = image::classify(image.bytes).ok_or_else(|| {
+            Error::new(
+                ErrorKind::InvalidImage,
+                "not an NVIDIA image (cubin, PTX or fatbinary)",
+            )
+        })?;
+        if let ImageKind::Cubin { sm, .. } = kind
+            && !image::runs_on(sm, self.arch)
+        {
+            return Err(Error::new(
+                ErrorKind::InvalidImage,
+                format!(
+                    "the image is built for sm_{sm}, device {} is sm_{}",
+                    self.index, self.arch
+                ),
+            ));
+        }
+        // PTX must be NUL-terminated for the JIT.
+        let owned;
+        let data: *const std::ffi::c_void = if kind == ImageKind::Ptx {
+            let mut v = image.bytes.to_vec();
+            v.push(0);
+            owned = v;
+            owned.as_ptr().cast()
+        } else {
+            image.bytes.as_ptr().cast()
+        };
+        let mut module: CUmodule = std::ptr::null_mut();
+        // SAFETY: the image bytes outlive the call; no JIT options.
+        call("cuModuleLoadDataEx", || unsafe {
+            sys::cuModuleLoadDataEx(
+                &mut module,
+                data,
+                0,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+            )
+        })?;
+        // The device runtime reads its environment from this global.
+        if let Some((ptr, size)) = global_of(module, "__omp_rtl_device_environment")? {
+            let de = DeviceEnvironment {
+                debug_kind: 0,
+                num_devices: env.num_devices,
+                device_num: env.device_num,
+                dynamic_mem_size: 0,
+                clock_frequency: self.limits.clock_khz * 1000,
+                indirect_call_table: 0,
+                indirect_call_table_size: 0,
+                hardware_parallelism: self.limits.hardware_parallelism,
+            };
+            let n = size.min(std::mem::size_of::<DeviceEnvironment>());
+            // SAFETY: copies at most the global's size from a live struct.
+            call("cuMemcpyHtoD", || unsafe {
+                sys::cuMemcpyHtoD_v2(ptr, (&raw const de).cast(), n)
+            })?;
+        }
+        let mut modules = self.modules.lock().unwrap_or_else(|e| e.into_inner());
+        modules.push(Some(Module { module }));
+        Ok(ModuleId(modules.len() - 1))
+    }
+
+    fn unload(&self, m: ModuleId) -> Result<()> {
+        self.current()?;
+        let module = self
+            .modules
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_mut(m.0)
+            .and_then(Option::take);
+        if let Some(module) = module {
+            // SAFETY: unloads a module we loaded, once.
+            call("cuModuleUnload", || unsafe {
+                sys::cuModuleUnload(module.module)
+            })?;
+        }
+        Ok(())
+    }
+
+    fn kernel(&self, m: ModuleId, name: &str) -> Result<KernelId> {
+        self.current()?;
+        let module = self.module(m)?;
+        let cname = std::ffi::CString::new(name).map_err(|_| {
+            Error::new(
+                ErrorKind::SymbolNotFound,
+                format!("bad kernel name {name:?}"),
+            )
+        })?;
+        let mut func: sys::CUfunction = std::ptr::null_mut();
+        // SAFETY: looks a kernel up in a loaded module.
+        call("cuModuleGetFunction", || unsafe {
+            sys::cuModuleGetFunction(&mut func, module, cname.as_ptr())
+        })
+        .map_err(|e| Error::new(ErrorKind::SymbolNotFound, format!("kernel '{name}': {e}")))?;
+        let env = self.read_global(module, &format!("{name}_kernel_environment"))?;
+        let mut max_block = 0;
+        // SAFETY: reads one attribute of a live function.
+        call("cuFuncGetAttribute", || unsafe {
+            sys::cuFuncGetAttribute(
+                &mut max_block,
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+                func,
+            )
+        })?;
+        let info = KernelInfo::new(func, env.as_deref(), max_block as u32);
+        let mut kernels = self.kernels.write().unwrap_or_else(|e| e.into_inner());
+        kernels.push(info);
+        Ok(KernelId(kernels.len() - 1))
+    }
+
+    fn global(&self, m: ModuleId, name: &str) -> Result<(DevicePtr, usize)> {
+        self.current()?;
+        let module = self.module(m)?;
+        global_of(module, name)?
+            .map(|(p, s)| (p as usize, s))
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorKind::SymbolNotFound,
+                    format!("global '{name}' not found"),
+                )
+            })
+    }
+
+    fn alloc(&self, size: usize, kind: AllocKind, queue: Option<QueueId>) -> Result<DevicePtr> {
+        self.current()?;
+        let size = size.max(1);
+        match kind {
+            AllocKind::Device => self.alloc_device(size, queue),
+            AllocKind::Host => {
+                let mut p: *mut std::ffi::c_void = std::ptr::null_mut();
+                // SAFETY: pinned host allocation.
+                call("cuMemAllocHost", || unsafe {
+                    sys::cuMemAllocHost_v2(&mut p, size)
+                })
+                .map_err(|e| self.oom(size, e))?;
+                Ok(p as usize)
+            }
+            AllocKind::Shared => {
+                let mut p: CUdeviceptr = 0;
+                // SAFETY: managed allocation visible to host and device.
+                call("cuMemAllocManaged", || unsafe {
+                    sys::cuMemAllocManaged(
+                        &mut p,
+                        size,
+                        sys::CUmemAttach_flags::CU_MEM_ATTACH_GLOBAL as u32,
+                    )
+                })
+                .map_err(|e| self.oom(size, e))?;
+                Ok(p as usize)
+            }
+        }
+    }
+
+    fn free(&self, ptr: DevicePtr, kind: AllocKind, queue: Option<QueueId>) -> Result<()> {
+        self.current()?;
+        match kind {
+            AllocKind::Device if self.pool.is_some() => match queue {
+                // SAFETY: frees pool memory after the work already on the stream.
+                Some(q) => call("cuMemFreeAsync", || unsafe {
+                    sys::cuMemFreeAsync(ptr as CUdeviceptr, stream(q))
+                }),
+                None => self.on_internal_stream(|s| {
+                    call("cuMemFreeAsync", || unsafe {
+                        sys::cuMemFreeAsync(ptr as CUdeviceptr, s)
+                    })
+                }),
+            },
+            // SAFETY: frees memory from cuMemAlloc / cuMemAllocManaged, once.
+            AllocKind::Device | AllocKind::Shared => call("cuMemFree", || unsafe {
+                sys::cuMemFree_v2(ptr as CUdeviceptr)
+            }),
+            // SAFETY: frees memory from cuMemAllocHost, once.
+            AllocKind::Host => call("cuMemFreeHost", || unsafe {
+                sys::cuMemFreeHost(ptr as *mut std::ffi::c_void)
+            }),
+        }
+    }
+
+    fn orders_alloc_on_queue(&self) -> bool {
+        self.pool.is_some()
+    }
+
+    fn is_asynchronous(&self) -> bool {
+        true
+    }
+
+    fn copy(
+        &self,
+        kind: CopyKind,
+        dst: usize,
+        src: usize,
+        size: usize,
+        queue: Option<QueueId>,
+    ) -> Result<()> {
+        if size == 0 {
+            return Ok(());
+        }
+        self.current()?;
+        let issue = |s: CUstream| -> Result<()> {
+            // SAFETY: the core passes ranges inside live allocations (device) and live host
+            // memory; an asynchronous copy's host side stays alive until the construct's
+            // synchronisation.
+            match kind {
+                CopyKind::HostToDevice => call("cuMemcpyHtoDAsync", || unsafe {
+                    sys::cuMemcpyHtoDAsync_v2(
+                        dst as CUdeviceptr,
+                        src as *const std::ffi::c_void,
+                        size,
+                        s,
+                    )
+                }),
+                CopyKind::DeviceToHost => call("cuMemcpyDtoHAsync", || unsafe {
+                    sys::cuMemcpyDtoHAsync_v2(
+                        dst as *mut std::ffi::c_void,
+                        src as CUdeviceptr,
+                        size,
+                        s,
+                    )
+                }),
+                CopyKind::DeviceToDevice => call("cuMemcpyDtoDAsync", || unsafe {
+                    sys::cuMemcpyDtoDAsync_v2(dst as CUdeviceptr, src as CUdeviceptr, size, s)
+                }),
+            }
+        };
+        match queue {
+            Some(q) => issue(stream(q)),
+            None => self.on_internal_stream(issue),
+        }
+    }
+
+    fn memset(&self, dst: DevicePtr, value: u8, size: usize, queue: Option<QueueId>) -> Result<()> {
+        self.current()?;
+        // SAFETY: fills a range of a live allocation on a stream.
+        let issue = |s: CUstream| {
+            call("cuMemsetD8Async", || unsafe {
+                sys::cuMemsetD8Async(dst as CUdeviceptr, value, size, s)
+            })
+        };
+        match queue {
+            Some(q) => issue(stream(q)),
+            None => self.on_internal_stream(issue),
+        }
+    }
+
+    fn launch(
+        &self,
+        kernel: KernelId,
+        args: &[usize],
+        config: &LaunchConfig,
+        queue: QueueId,
+    ) -> Result<()> {
+        self.current()?;
+        let kernels = self.kernels.read().unwrap_or_else(|e| e.into_inner());
+        let k = kernels
+            .get(kernel.0)
+            .ok_or_else(|| Error::new(ErrorKind::InvalidArgument, "unknown CUDA kernel"))?;
+        let (blocks, threads) = k.geometry(&self.limits, config);
+        let s = stream(queue);
+        // The hidden launch environment (version 3+): ~0 unless the kernel reduces across teams.
+        let mut launch_env: usize = usize::MAX;
+        let mut env_alloc = None;
+        if config.version >= 3 && k.reduction_bytes() > 0 {
+            let buffer = self.alloc_device(k.reduction_bytes(), Some(queue))?;
+            let env_ptr = self.alloc_device(16, Some(queue))?;
+            let le: [u64; 2] = [0, buffer as u64];
+            // SAFETY: a 16-byte copy from a local; pageable host-to-device copies are staged
+            // before the call returns.
+            call("cuMemcpyHtoDAsync", || unsafe {
+                sys::cuMemcpyHtoDAsync_v2(env_ptr as CUdeviceptr, le.as_ptr().cast(), 16, s)
+            })?;
+            launch_env = env_ptr;
+            env_alloc = Some((buffer, env_ptr));
+        }
+        let mut words: Vec<usize> = Vec::with_capacity(args.len() + 1);
+        if config.version >= 3 {
+            words.push(launch_env);
+        }
+        words.extend_from_slice(args);
+        let mut params: Vec<*mut std::ffi::c_void> =
+            words.iter_mut().map(|w| (w as *mut usize).cast()).collect();
+        // SAFETY: one pointer-sized parameter per kernel argument, as clang's kernels take them.
+        let r = call("cuLaunchKernel", || unsafe {
+            sys::cuLaunchKernel(
+                k.func,
+                blocks,
+                1,
+                1,
+                threads,
+                1,
+                1,
+                config.dyn_cgroup_mem,
+                s,
+                params.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        });
+        if let Some((buffer, env_ptr)) = env_alloc {
+            let _ = self.free(buffer, AllocKind::Device, Some(queue));
+            let _ = self.free(env_ptr, AllocKind::Device, Some(queue));
+        }
+        r
+    }
+
+    fn describe_launch(&self, kernel: KernelId, config: &LaunchConfig) -> (u32, u32, &'static str) {
+        let kernels = self.kernels.read().unwrap_or_else(|e| e.into_inner());
+        match kernels.get(kernel.0) {
+            Some(k) => {
+                let (b, t) = k.geometry(&self.limits, config);
+                (b, t, k.mode_name())
+            }
+            None => (0, 0, "unknown"),
+        }
+    }
+
+    fn create_queue(&self) -> Result<QueueId> {
+        self.current()?;
+        let mut s: CUstream = std::ptr::null_mut();
+        // SAFETY: creates a stream in the current context.
+        call("cuStreamCreate", || unsafe {
+            sys::cuStreamCreate(&mut s, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32)
+        })?;
+        Ok(QueueId(s as usize))
+    }
+
+    fn destroy_queue(&self, queue: QueueId) -> Result<()> {
+        self.current()?;
+        // SAFETY: destroys a stream we created, once.
+        call("cuStreamDestroy", || unsafe {
+            sys::cuStreamDestroy_v2(stream(queue))
+        })
+    }
+
+    fn synchronize(&self, queue: QueueId) -> Result<()> {
+        self.current()?;
+        // SAFETY: waits for a live stream.
+        call("cuStreamSynchronize", || unsafe {
+            sys::cuStreamSynchronize(stream(queue))
+        })
+    }
+
+    fn query(&self, queue: QueueId) -> Result<bool> {
+        self.current()?;
+        // SAFETY: non-blocking query of a live stream.
+        driver::query("cuStreamQuery", || unsafe {
+            sys::cuStreamQuery(stream(queue))
+        })
+    }
+
+    fn create_event(&self) -> Result<EventId> {
+        self.current()?;
+        let mut e: sys::CUevent = std::ptr::null_mut();
+        // SAFETY: creates an event without timing.
+        call("cuEventCreate", || unsafe {
+            sys::cuEventCreate(&mut e, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32)
+        })?;
+        Ok(EventId(e as usize))
+    }
+
+    fn destroy_event(&self, event: EventId) -> Result<()> {
+        self.current()?;
+        // SAFETY: destroys an event we created, once.
+        call("cuEventDestroy", || unsafe {
+            sys::cuEventDestroy_v2(event.0 as sys::CUevent)
+        })
+    }
+
+    fn record_event(&self, event: EventId, queue: QueueId) -> Result<()> {
+        self.current()?;
+        // SAFETY: records a live event on a live stream.
+        call("cuEventRecord", || unsafe {
+            sys::cuEventRecord(event.0 as sys::CUevent, stream(queue))
+        })
+    }
+
+    fn wait_event(&self, event: EventId, queue: QueueId) -> Result<()> {
+        self.current()?;
+        // SAFETY: makes a live stream wait for a live event.
+        call("cuStreamWaitEvent", || unsafe {
+            sys::cuStreamWaitEvent(stream(queue), event.0 as sys::CUevent, 0)
+        })
+    }
+}

@@ -167,6 +167,19 @@ impl Runtime {
         if registry.binaries.iter().any(|b| b.key == key) {
             return;
         }
+        // An image some plugin recognises but cannot run deserves a word (another GPU arch).
+        for i in &images {
+            let info = ImageInfo {
+                bytes: i.bytes,
+                triple: i.triple,
+                arch: i.arch,
+            };
+            if !self.plugins.iter().any(|p| p.is_compatible(&info)) {
+                for why in self.plugins.iter().filter_map(|p| p.incompatibility(&info)) {
+                    crate::message::message(format_args!("{why}"));
+                }
+            }
+        }
         // Plugins with a compatible image contribute their devices, in registration order.
         for (p, plugin) in self.plugins.iter().enumerate() {
             let compatible = images.iter().any(|i| {

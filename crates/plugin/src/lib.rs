@@ -98,6 +98,11 @@ pub trait Plugin: Send + Sync {
     fn number_of_devices(&self) -> usize;
     /// Whether `image` can run on this backend's devices.
     fn is_compatible(&self, image: &ImageInfo<'_>) -> bool;
+    /// Why an image this backend recognises cannot run on any of its devices (an image built
+    /// for another GPU architecture), or `None`.
+    fn incompatibility(&self, _image: &ImageInfo<'_>) -> Option<String> {
+        None
+    }
     /// Initialises device `index` (0-based within this plugin).
     fn init_device(&self, index: usize) -> Result<Box<dyn Device>>;
 }

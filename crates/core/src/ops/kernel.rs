@@ -98,8 +98,10 @@ impl Runtime {
         }
         let queue = ai.queue()?;
         let backend = dev.backend()?;
-        let (blocks, threads, mode) = backend.describe_launch(kernel, config);
-        trace::launch(info, dev.id, name, blocks, threads, mode);
+        if info & crate::config::info::KERNEL_GEOMETRY != 0 {
+            let (blocks, threads, mode) = backend.describe_launch(kernel, config);
+            trace::launch(info, dev.id, name, blocks, threads, mode);
+        }
         let launched = backend.launch(kernel, &words, config, queue);
         // Private copies are needed by the kernel only: free them behind it.
         for p in privates {

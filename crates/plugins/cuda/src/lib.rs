@@ -115,6 +115,21 @@ impl Plugin for CudaPlugin {
         }
     }
 
+    fn incompatibility(&self, image: &ImageInfo<'_>) -> Option<String> {
+        match image::classify(image.bytes) {
+            Some(ImageKind::Cubin { sm, .. })
+                if !self.archs.is_empty() && !self.archs.iter().any(|&d| image::runs_on(sm, d)) =>
+            {
+                let devices: Vec<String> = self.archs.iter().map(|a| format!("sm_{a}")).collect();
+                Some(format!(
+                    "the CUDA image is built for sm_{sm}, which cannot run on this machine's GPUs ({}); the program's target regions run on the host unless offloading is mandatory",
+                    devices.join(", ")
+                ))
+            }
+            _ => None,
+        }
+    }
+
     fn init_device(&self, index: usize) -> Result<Box<dyn Device>> {
         let arch = *self.archs.get(index).ok_or_else(|| {
             Error::new(

@@ -9,7 +9,8 @@
 //! Directives (comment lines at the top of a program):
 //! - `// ENV: A=1 B=2`        environment for both runs
 //! - `// STDERR`              compare stderr too
-//! - `// SHARED-LIB: x_lib.c` build `tests/c/x_lib.c` as a shared library and link it
+//! - `// SHARED-LIB: x_lib.c` build `tests/c/x_lib.c` as a shared library and link it (a
+//!   source named by such a directive is not a test itself)
 //! - `// ARGS: ...`           command-line arguments
 //! - `// DIVERGENCE: why`     LLVM 19 contradicts the specification here: our output must equal
 //!   `NAME.expected` (the specified result) and LLVM's must differ from it (docs/DIVERGENCES.md)
@@ -297,15 +298,25 @@ fn c_programs_agree_with_llvm19() {
         "LLVM 19's runtime is missing: apt-get install libomp-19-dev"
     );
     let filter = std::env::var("CONFORMANCE_FILTER").unwrap_or_default();
-    let mut programs: Vec<PathBuf> = std::fs::read_dir(&tests_dir)
+    let sources: Vec<PathBuf> = std::fs::read_dir(&tests_dir)
         .unwrap()
         .flatten()
         .map(|e| e.path())
         .filter(|p| {
             let name = p.file_name().unwrap().to_string_lossy().into_owned();
-            (name.ends_with(".c") || name.ends_with(".cpp"))
-                && !name.ends_with("_lib.c")
-                && name.contains(&filter)
+            name.ends_with(".c") || name.ends_with(".cpp")
+        })
+        .collect();
+    // A source is a shared library (not a test) exactly when a program names it.
+    let libraries: Vec<String> = sources
+        .iter()
+        .filter_map(|p| directives(&std::fs::read_to_string(p).unwrap_or_default()).shared_lib)
+        .collect();
+    let mut programs: Vec<PathBuf> = sources
+        .into_iter()
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            !libraries.contains(&name) && name.contains(&filter)
         })
         .collect();
     programs.sort();

@@ -1,0 +1,222 @@
+#!/usr/bin/env bash
+# Builds, on this machine, everything gpu/run.sh needs on the GPU machine (which has no
+# compilers): the conformance programs of tests/c for sm_90 with CUDA 12 cubins (ELF ABI v7,
+# gpu/out/v7) and CUDA 13 cubins (ABI v8, gpu/out/v8), the examples and benchmarks, a manifest
+# of each program's directives, LLVM 19's runtime as a bundle, and our runtime.
+#
+# usage: gpu/build.sh [--target sm_90|host] [--no-cargo]
+#   --target host  build for the x86_64 host device instead, into gpu/out-host (to dry-run
+#                  gpu/run.sh here: GPU_OUT=gpu/out-host gpu/run.sh); v8 is then a copy of v7
+#   --no-cargo     use the runtime already in target/release instead of building it
+# env: CUDA_V7 / CUDA_V8  toolchain folders (default ~/.cache/omptarget-cuda[-abi8])
+#      OFFLOAD_CC         the compiler driver (default ../shared/tools/offload-cc)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+
+target=sm_90
+cargo_build=1
+while (($#)); do
+  case $1 in
+    --target) target=$2; shift 2 ;;
+    --no-cargo) cargo_build=0; shift ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    *) echo "build.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+
+tools=$(cd "$root/.." && pwd)/shared/tools
+[[ -d $tools ]] || tools=/work/shared/tools
+cc=${OFFLOAD_CC:-$tools/offload-cc}
+cuda_v7=${CUDA_V7:-$HOME/.cache/omptarget-cuda}
+cuda_v8=${CUDA_V8:-$HOME/.cache/omptarget-cuda-abi8}
+
+if [[ $target == host ]]; then
+  out=$root/gpu/out-host
+  abis=(v7)
+else
+  out=$root/gpu/out
+  abis=(v7 v8)
+fi
+
+# cc_for ABI: the compiler command for that ABI's toolchain
+cc_for() {
+  if [[ $target == host ]]; then
+    echo "$cc --target host"
+  elif [[ $1 == v8 ]]; then
+    echo "$cc --target $target --cuda $cuda_v8"
+  else
+    echo "$cc --target $target --cuda $cuda_v7"
+  fi
+}
+
+t0=$(date +%s)
+# ---------------------------------------------------------------- our runtime
+if ((cargo_build)); then
+  echo "== cargo build --release -p omptarget-abi -p omptarget-cli"
+  cargo build --release -p omptarget-abi -p omptarget-cli
+fi
+for f in target/release/libomptarget.so target/release/omptarget; do
+  [[ -f $f ]] || { echo "build.sh: $f is missing (run without --no-cargo)" >&2; exit 1; }
+done
+
+# Fresh program folders; the LLVM bundle is kept (it takes minutes to make).
+rm -rf "$out/llvm19" "$out/v7" "$out/v8" "$out/examples" "$out/bench" "$out/expected" "$out/ours" "$out/bin" \
+  "$out/manifest.tsv" "$out/compile-failures.txt" "$out/BUILD-INFO.txt"
+mkdir -p "$out/ours" "$out/bin" "$out/expected" "$out/examples" "$out/bench"
+for a in "${abis[@]}"; do mkdir -p "$out/$a"; done
+
+cp target/release/libomptarget.so "$out/ours/libomptarget.so.19.1"
+cp target/release/omptarget "$out/bin/omptarget"
+strip --strip-unneeded "$out/ours/libomptarget.so.19.1"
+strip "$out/bin/omptarget"
+# The programs need libomp.so.5 and our library needs libffi.so.8: a bare GPU machine may lack
+# both, so they travel beside ours (the LLVM bundle carries its own copies).
+cp -L /usr/lib/llvm-19/lib/libomp.so.5 "$out/ours/"
+ffi=$(ldd target/release/libomptarget.so | awk '/libffi/ {print $3}')
+[[ -n $ffi ]] && cp -L "$ffi" "$out/ours/"
+
+# ---------------------------------------------------------------- LLVM 19 bundle
+# Unpacked it is ~190 MB (libLLVM, libz3, ICU), over the 64 MiB that travels: only the .tar.xz
+# travels and gpu/run.sh unpacks it on the GPU machine. The host build uses /usr/lib/llvm-19/lib.
+if [[ $target != host ]]; then
+  if [[ ! -s $out/llvm19.tar.xz ]]; then
+    echo "== LLVM 19 bundle (a few minutes: xz)"
+    "$tools/llvm19-bundle.sh" "$out/llvm19.tar.xz.part"
+    mv "$out/llvm19.tar.xz.part" "$out/llvm19.tar.xz"
+  else
+    echo "== LLVM 19 bundle: kept $out/llvm19.tar.xz"
+  fi
+fi
+
+# ---------------------------------------------------------------- directives
+# Same rules as crates/abi/tests/conformance.rs: only the leading run of `//` and blank lines.
+# Prints four tab-separated fields: env, args, flags, shared-lib ("-" when empty).
+directives() {
+  awk '
+    !/^\/\// && !/^[ \t\r]*$/ { exit }
+    /^\/\// {
+      l = $0; sub(/^(\/\/)+/, "", l); gsub(/^[ \t\r]+|[ \t\r]+$/, "", l)
+      if (l ~ /^ENV:/) { r = substr(l, 5); n = split(r, kv, /[ \t]+/)
+        for (i = 1; i <= n; i++) if (index(kv[i], "=") > 0) env = env (env == "" ? "" : " ") kv[i] }
+      else if (l == "STDERR") stderr = 1
+      else if (l ~ /^SHARED-LIB:/) { lib = substr(l, 12); gsub(/^[ \t]+|[ \t]+$/, "", lib) }
+      else if (l ~ /^ARGS:/) { r = substr(l, 6); gsub(/^[ \t]+|[ \t]+$/, "", r); gsub(/[ \t]+/, " ", r); args = r }
+      else if (l ~ /^DIVERGENCE:/) div = 1
+    }
+    END {
+      flags = ""
+      if (stderr) flags = "STDERR"
+      if (div) flags = flags (flags == "" ? "" : ",") "DIVERGENCE"
+      printf "%s\t%s\t%s\t%s\n", (env == "" ? "-" : env), (args == "" ? "-" : args),
+        (flags == "" ? "-" : flags), (lib == "" ? "-" : lib)
+    }' "$1"
+}
+
+# ---------------------------------------------------------------- conformance programs
+fails=$out/compile-failures.txt
+: > "$fails"
+manifest=$out/manifest.tsv
+printf '# name\tenv\targs\tflags\tshared_lib\n' > "$manifest"
+nprog=0; nfail=0
+compile() { # ABI LABEL cc-args...: on failure the error goes to compile-failures.txt
+  local abi=$1 name=$2 log
+  shift 2
+  log=$(mktemp)
+  if ! $(cc_for "$abi") "$@" >"$log" 2>&1; then
+    { echo "== $abi $name: $(cc_for "$abi") $*"; grep -v '^$' "$log" | head -n 25; echo; } >> "$fails"
+    rm -f "$log"; return 1
+  fi
+  rm -f "$log"
+}
+
+# A source is a shared library when a program names it in SHARED-LIB. (The cargo harness
+# skips every name ending in _lib.c, which also drops the program reg_shared_lib.c.)
+libs_named=" $(for s in tests/c/*.c tests/c/*.cpp; do directives "$s" | cut -f4; done | sort -u | tr '\n' ' ')"
+echo "== conformance programs (${abis[*]}, target $target)"
+for src in tests/c/*.c tests/c/*.cpp; do
+  base=$(basename "$src")
+  [[ $libs_named == *" $base "* ]] && continue
+  name=${base%.*}
+  IFS=$'\t' read -r env args flags lib < <(directives "$src")
+  printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$env" "$args" "$flags" "$lib" >> "$manifest"
+  if [[ $flags == *DIVERGENCE* ]]; then
+    if [[ -f tests/c/$name.expected ]]; then cp "tests/c/$name.expected" "$out/expected/"
+    else echo "== $name: DIVERGENCE without tests/c/$name.expected" >> "$fails"; fi
+  fi
+  nprog=$((nprog + 1))
+  for abi in "${abis[@]}"; do
+    d=$out/$abi
+    extra=()
+    if [[ $lib != - ]]; then
+      lname=${lib%.*}
+      if ! compile "$abi" "$lname" "tests/c/$lib" -O1 -g0 -shared -fPIC -o "$d/lib$lname.so"; then
+        nfail=$((nfail + 1)); continue
+      fi
+      extra=(-L"$d" -l"$lname" '-Wl,-rpath,$ORIGIN')
+    fi
+    compile "$abi" "$name" -O1 -g0 "$src" -o "$d/$name" "${extra[@]}" || nfail=$((nfail + 1))
+  done
+  printf '.'
+done
+echo
+echo "   $nprog programs, $nfail failed compilations (${abis[*]})"
+
+if [[ $target == host ]]; then
+  # Nothing like ABI v8 on the host: a copy keeps gpu/run.sh's v8 phase exercised.
+  cp -a "$out/v7" "$out/v8"
+fi
+
+# The embedded cubins must carry the intended ELF ABI: v7 is OS/ABI 0x33 version 7 (CUDA 12),
+# v8 is OS/ABI 0x41 version 8 (CUDA 13).
+if [[ $target != host ]]; then
+  for abi in "${abis[@]}"; do
+    pat='\x7fELF\x02\x01\x01\x33\x07'
+    [[ $abi == v8 ]] && pat='\x7fELF\x02\x01\x01\x41\x08'
+    wrong=0
+    for b in "$out/$abi"/*; do
+      [[ -f $b ]] || continue
+      LC_ALL=C grep -qaP "$pat" "$b" || { echo "   $b: no ABI $abi cubin inside"; wrong=$((wrong + 1)); }
+    done
+    echo "   ABI $abi cubins: $( ((wrong)) && echo "$wrong binaries without one" || echo "checked in every binary")"
+    ((wrong)) && { echo "build.sh: wrong cubin ABI in $out/$abi" >&2; exit 1; }
+  done
+fi
+
+# ---------------------------------------------------------------- examples and benchmarks
+echo "== examples and benchmarks"
+for kind in examples bench; do
+  for src in "$kind"/*.c; do
+    [[ -f $src ]] || continue
+    name=$(basename "$src" .c)
+    compile v7 "$kind/$name" -O2 -g0 "$src" -o "$out/$kind/$name" || nfail=$((nfail + 1))
+  done
+done
+
+# ---------------------------------------------------------------- info and size
+{
+  echo "built: $(date -u +%FT%TZ) on $(hostname)"
+  echo "target: $target"
+  echo "commit: $(git rev-parse --short HEAD 2>/dev/null) $(git status --porcelain 2>/dev/null | wc -l) changed paths"
+  if [[ $target != host ]]; then
+    echo "v7 toolchain: $cuda_v7 $(tr -d '\n' < "$cuda_v7/version.json" 2>/dev/null | head -c 200)"
+    echo "v8 toolchain: $cuda_v8 $(tr -d '\n' < "$cuda_v8/version.json" 2>/dev/null | head -c 200)"
+  fi
+  echo "runtime: $(sha256sum target/release/libomptarget.so | cut -c1-16) $(date -u -r target/release/libomptarget.so +%FT%TZ)"
+  echo "clang: $(clang-19 --version | head -n 1)"
+} > "$out/BUILD-INFO.txt"
+
+if [[ -s $fails ]]; then
+  echo "== compile failures ($fails):"
+  grep '^== ' "$fails"
+else
+  echo "== no compile failures"
+fi
+size=$(du -sb "$out" | cut -f1)
+echo "== $out: $(du -sh "$out" | cut -f1) ($size bytes) in $(($(date +%s) - t0)) s"
+du -sh "$out"/* | sort -h | tail -n 6 | sed 's/^/   /'
+limit=$((60 * 1024 * 1024))
+if ((size > limit)); then
+  echo "build.sh: $out is over 60 MiB: it will not travel with carry" >&2
+  exit 1
+fi

@@ -296,6 +296,7 @@ fn target_kernel(
         } else {
             pushed
         },
+        info: 0,
     };
     // SAFETY: clang passes num_args-element arrays that live for the call.
     let Some(mut args) = (unsafe {

@@ -46,6 +46,9 @@ pub struct Config {
     pub cuda_memory_pool: bool,
     /// `OMPTARGET_RS_DISABLE_CUDA_PLUGIN` (default false).
     pub disable_cuda_plugin: bool,
+    /// `OMPTARGET_RS_CUDA_BLOCKING_SYNC` (default true, as LLVM): an inactive primary context
+    /// gets `CU_CTX_SCHED_BLOCKING_SYNC`.
+    pub cuda_blocking_sync: bool,
 }
 
 impl Default for Config {
@@ -66,6 +69,7 @@ impl Default for Config {
             cuda_pool_release_threshold: u64::MAX,
             cuda_memory_pool: true,
             disable_cuda_plugin: false,
+            cuda_blocking_sync: true,
         }
     }
 }
@@ -130,6 +134,10 @@ impl Config {
                 .as_deref()
                 .and_then(parse_bool)
                 .unwrap_or(d.disable_cuda_plugin),
+            cuda_blocking_sync: get("OMPTARGET_RS_CUDA_BLOCKING_SYNC")
+                .as_deref()
+                .and_then(parse_bool)
+                .unwrap_or(d.cuda_blocking_sync),
         }
     }
 }

@@ -93,6 +93,8 @@ pub fn default_plugins(config: &Config) -> Vec<Arc<dyn Plugin>> {
             heap_size: config.heap_size,
             pool_release_threshold: config.cuda_pool_release_threshold,
             use_memory_pool: config.cuda_memory_pool,
+            blocking_sync: config.cuda_blocking_sync,
+            info: config.info,
         };
         plugins.push(Arc::new(omptarget_plugin_cuda::CudaPlugin::new(cuda)));
     }
@@ -211,12 +213,11 @@ impl Runtime {
         let mut devices = self.devices.write().unwrap_or_else(|e| e.into_inner());
         for local in 0..plugin.number_of_devices() {
             let id = devices.len();
-            devices.push(Arc::new(Device::new(
-                id,
-                plugin.clone(),
-                local,
-                &self.config,
-            )));
+            let device = Arc::new(Device::new(id, plugin.clone(), local, &self.config));
+            // Initialise now, as LLVM does at registration: context creation stays out of
+            // the program's first construct. A failure is reported when the device is used.
+            let _ = device.backend();
+            devices.push(device);
         }
     }
 

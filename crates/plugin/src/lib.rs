@@ -80,6 +80,8 @@ pub struct LaunchConfig {
     pub thread_limit: [u32; 3],
     pub dyn_cgroup_mem: u32,
     pub tripcount: u64,
+    /// `LIBOMPTARGET_INFO` bits in force, for lines a backend prints itself.
+    pub info: u32,
 }
 
 /// A description of one device, for `omptarget info` and `__tgt_print_device_info`.

@@ -21,6 +21,12 @@ impl Runtime {
         ai: &mut AsyncInfo<'_>,
     ) -> Result<()> {
         let info = self.info_level();
+        if self.config.debug > 0 {
+            eprintln!(
+                "omptarget-rs debug: device {} kernel {host_ptr:#x} launch {config:?}",
+                dev.id
+            );
+        }
         let Some((kernel, name)) = dev.kernel(host_ptr) else {
             report(format_args!(
                 "Host ptr {} does not have a matching target pointer.",
@@ -102,6 +108,13 @@ impl Runtime {
             let (blocks, threads, mode) = backend.describe_launch(kernel, config);
             trace::launch(info, dev.id, name, blocks, threads, mode);
         }
+        let traced;
+        let config = if info != 0 {
+            traced = LaunchConfig { info, ..*config };
+            &traced
+        } else {
+            config
+        };
         let launched = backend.launch(kernel, &words, config, queue);
         // Private copies are needed by the kernel only: free them behind it.
         for p in privates {

@@ -158,7 +158,10 @@ impl KernelInfo {
         }
         .max(1);
         let user_threads = c.thread_limit[0] > 0;
-        let mut blocks: u64 = if c.num_teams[0] > 0 {
+        let mut blocks: u64 = if c.num_teams[0] == u32::MAX {
+            // clang passes -1 for a region without a teams construct: one team.
+            1
+        } else if c.num_teams[0] > 0 {
             u64::from(c.num_teams[0].min(l.block_limit))
         } else {
             let default_blocks = u64::from(l.default_blocks);
@@ -232,6 +235,16 @@ mod tests {
         };
         let (b, t) = k.geometry(&limits(), &small);
         assert!(u64::from(b) * u64::from(t) >= 1000 && t == 32, "{b} {t}");
+    }
+
+    #[test]
+    fn a_region_without_teams_gets_one_block() {
+        let c = LaunchConfig {
+            version: 3,
+            num_teams: [u32::MAX, 0, 0],
+            ..Default::default()
+        };
+        assert_eq!(kernel(3).geometry(&limits(), &c), (1, 128));
     }
 
     #[test]

@@ -37,6 +37,11 @@ pub struct CudaConfig {
     pub pool_release_threshold: u64,
     /// `OMPTARGET_RS_CUDA_MEMORY_POOL=0` turns stream-ordered allocation off (for comparison).
     pub use_memory_pool: bool,
+    /// `OMPTARGET_RS_CUDA_BLOCKING_SYNC`: set an inactive primary context to
+    /// `CU_CTX_SCHED_BLOCKING_SYNC`, as LLVM does.
+    pub blocking_sync: bool,
+    /// `LIBOMPTARGET_INFO` at start-up, for the lines the plugin prints while initialising.
+    pub info: u32,
 }
 
 impl Default for CudaConfig {
@@ -49,6 +54,8 @@ impl Default for CudaConfig {
             heap_size: 0,
             pool_release_threshold: u64::MAX,
             use_memory_pool: true,
+            blocking_sync: true,
+            info: 0,
         }
     }
 }
@@ -179,6 +186,46 @@ impl CudaDevice {
         call("cuDeviceGet", || unsafe {
             sys::cuDeviceGet(&mut dev, index as i32)
         })?;
+        // Like LLVM: an inactive primary context gets blocking synchronisation (the host thread
+        // sleeps instead of spinning while it waits); an active one keeps its flags.
+        let (mut flags, mut active) = (0u32, 0i32);
+        call("cuDevicePrimaryCtxGetState", || unsafe {
+            sys::cuDevicePrimaryCtxGetState(dev, &mut flags, &mut active)
+        })?;
+        let sched_blocking = sys::CUctx_flags::CU_CTX_SCHED_BLOCKING_SYNC as u32;
+        if active != 0 {
+            plugin_info(
+                config.info,
+                "CUDA",
+                index,
+                "The primary context is active, no change to its flags",
+            );
+            if flags & 0x7 != sched_blocking {
+                plugin_info(
+                    config.info,
+                    "CUDA",
+                    index,
+                    "Warning: The current flags are not CU_CTX_SCHED_BLOCKING_SYNC",
+                );
+            }
+        } else if config.blocking_sync {
+            plugin_info(
+                config.info,
+                "CUDA",
+                index,
+                "The primary context is inactive, set its flags to CU_CTX_SCHED_BLOCKING_SYNC",
+            );
+            call("cuDevicePrimaryCtxSetFlags", || unsafe {
+                sys::cuDevicePrimaryCtxSetFlags_v2(dev, sched_blocking)
+            })?;
+        } else {
+            plugin_info(
+                config.info,
+                "CUDA",
+                index,
+                "The primary context is inactive, kept the driver's default scheduling (OMPTARGET_RS_CUDA_BLOCKING_SYNC=0)",
+            );
+        }
         let mut ctx: CUcontext = std::ptr::null_mut();
         call("cuDevicePrimaryCtxRetain", || unsafe {
             sys::cuDevicePrimaryCtxRetain(&mut ctx, dev)
@@ -361,6 +408,16 @@ impl CudaDevice {
             e
         }
     }
+}
+
+/// A plugin's `LIBOMPTARGET_INFO` line (`<who> device N info: ...`), LLVM's format.
+fn plugin_info(level: u32, who: &str, device: usize, text: &str) {
+    use std::io::Write;
+    if level == 0 {
+        return;
+    }
+    let line = format!("{who} device {device} info: {text}\n");
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
 }
 
 /// A module global's address and size, or `None` if the module has no such symbol.
@@ -687,6 +744,18 @@ impl Device for CudaDevice {
             let buffer = self.alloc_device(k.reduction_bytes(), Some(queue))?;
             let env_ptr = self.alloc_device(16, Some(queue))?;
             let le: [u64; 2] = [0, buffer as u64];
+            if config.info & 0x20 != 0 {
+                plugin_info(
+                    0x20,
+                    "\"PluginInterface\"",
+                    self.index,
+                    &format!(
+                        "Copying data from host to device, HstPtr=0x{:016x}, TgtPtr=0x{:016x}, Size=16, Name=KernelLaunchEnv",
+                        le.as_ptr() as usize,
+                        env_ptr
+                    ),
+                );
+            }
             // SAFETY: a 16-byte copy from a local; pageable host-to-device copies are staged
             // before the call returns.
             call("cuMemcpyHtoDAsync", || unsafe {

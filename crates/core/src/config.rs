@@ -46,8 +46,8 @@ pub struct Config {
     pub cuda_memory_pool: bool,
     /// `OMPTARGET_RS_DISABLE_CUDA_PLUGIN` (default false).
     pub disable_cuda_plugin: bool,
-    /// `OMPTARGET_RS_CUDA_BLOCKING_SYNC` (default true, as LLVM): an inactive primary context
-    /// gets `CU_CTX_SCHED_BLOCKING_SYNC`.
+    /// `OMPTARGET_RS_CUDA_BLOCKING_SYNC` (default false; LLVM's behaviour when true): an
+    /// inactive primary context gets `CU_CTX_SCHED_BLOCKING_SYNC`.
     pub cuda_blocking_sync: bool,
 }
 
@@ -69,7 +69,7 @@ impl Default for Config {
             cuda_pool_release_threshold: u64::MAX,
             cuda_memory_pool: true,
             disable_cuda_plugin: false,
-            cuda_blocking_sync: true,
+            cuda_blocking_sync: false,
         }
     }
 }

@@ -38,7 +38,9 @@ pub struct CudaConfig {
     /// `OMPTARGET_RS_CUDA_MEMORY_POOL=0` turns stream-ordered allocation off (for comparison).
     pub use_memory_pool: bool,
     /// `OMPTARGET_RS_CUDA_BLOCKING_SYNC`: set an inactive primary context to
-    /// `CU_CTX_SCHED_BLOCKING_SYNC`, as LLVM does.
+    /// `CU_CTX_SCHED_BLOCKING_SYNC`, as LLVM does. Off by default: a sleeping host thread
+    /// wakes ~16 µs later than a spinning one after each synchronisation (measured on an H200,
+    /// docs/PERFORMANCE.md), which is most of an empty region's cost.
     pub blocking_sync: bool,
     /// `LIBOMPTARGET_INFO` at start-up, for the lines the plugin prints while initialising.
     pub info: u32,
@@ -54,7 +56,7 @@ impl Default for CudaConfig {
             heap_size: 0,
             pool_release_threshold: u64::MAX,
             use_memory_pool: true,
-            blocking_sync: true,
+            blocking_sync: false,
             info: 0,
         }
     }
@@ -210,7 +212,7 @@ impl CudaDevice {
             }
         } else if config.blocking_sync {
             plugin_info(
-                config.info,
+                info,
                 "CUDA",
                 index,
                 "The primary context is inactive, set its flags to CU_CTX_SCHED_BLOCKING_SYNC",
@@ -220,7 +222,7 @@ impl CudaDevice {
             })?;
         } else {
             plugin_info(
-                config.info,
+                info,
                 "CUDA",
                 index,
                 "The primary context is inactive, kept the driver's default scheduling (OMPTARGET_RS_CUDA_BLOCKING_SYNC=0)",
@@ -413,7 +415,8 @@ impl CudaDevice {
 /// A plugin's `LIBOMPTARGET_INFO` line (`<who> device N info: ...`), LLVM's format.
 fn plugin_info(level: u32, who: &str, device: usize, text: &str) {
     use std::io::Write;
-    if level == 0 {
+    // LLVM prints its plugins' lines under OMP_INFOTYPE_PLUGIN_KERNEL (0x10), copies under 0x20.
+    if level & 0x30 == 0 {
         return;
     }
     let line = format!("{who} device {device} info: {text}\n");

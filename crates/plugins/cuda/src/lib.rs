@@ -195,16 +195,17 @@ impl CudaDevice {
             sys::cuDevicePrimaryCtxGetState(dev, &mut flags, &mut active)
         })?;
         let sched_blocking = sys::CUctx_flags::CU_CTX_SCHED_BLOCKING_SYNC as u32;
+        let info = config.info & 0x10;
         if active != 0 {
             plugin_info(
-                config.info,
+                info,
                 "CUDA",
                 index,
                 "The primary context is active, no change to its flags",
             );
             if flags & 0x7 != sched_blocking {
                 plugin_info(
-                    config.info,
+                    info,
                     "CUDA",
                     index,
                     "Warning: The current flags are not CU_CTX_SCHED_BLOCKING_SYNC",

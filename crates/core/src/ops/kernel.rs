@@ -104,10 +104,6 @@ impl Runtime {
         }
         let queue = ai.queue()?;
         let backend = dev.backend()?;
-        if info & crate::config::info::KERNEL_GEOMETRY != 0 {
-            let (blocks, threads, mode) = backend.describe_launch(kernel, config);
-            trace::launch(info, dev.id, name, blocks, threads, mode);
-        }
         let traced;
         let config = if info != 0 {
             traced = LaunchConfig { info, ..*config };
@@ -116,6 +112,12 @@ impl Runtime {
             config
         };
         let launched = backend.launch(kernel, &words, config, queue);
+        // Printed once the backend prepared the launch (its own lines, like the launch
+        // environment's copy, come first, as in LLVM).
+        if info & crate::config::info::KERNEL_GEOMETRY != 0 {
+            let (blocks, threads, mode) = backend.describe_launch(kernel, config);
+            trace::launch(info, dev.id, name, blocks, threads, mode);
+        }
         // Private copies are needed by the kernel only: free them behind it.
         for p in privates {
             ai.free_after_use(p)?;

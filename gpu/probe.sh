@@ -21,3 +21,8 @@ for rt in llvm ours; do
   echo "-- stencil launches under $rt"
   LD_LIBRARY_PATH=$lib:$NV LIBOMPTARGET_INFO=16 "$G/examples/stencil" 2>&1 | grep Launching | sort | uniq -c | head -5
 done
+for ex in reduction stencil; do
+  echo "-- $ex: our driver-call profile (OMPTARGET_RS_PROFILE=1), memory pool on, then off"
+  LD_LIBRARY_PATH=$G/ours:$NV OMPTARGET_RS_PROFILE=1 "$G/examples/$ex" 2>&1 | grep -E "time:|calls" | head -14
+  LD_LIBRARY_PATH=$G/ours:$NV OMPTARGET_RS_CUDA_MEMORY_POOL=0 "$G/examples/$ex" 2>&1 | grep -E "time:"
+done

@@ -10,7 +10,10 @@ pub use sys::{CUcontext, CUdevice, CUdeviceptr, CUmodule, CUstream};
 /// Runs a driver call, turning a non-success code or a loader panic into an error that names
 /// the call.
 pub fn call(what: &'static str, f: impl FnOnce() -> sys::CUresult) -> Result<()> {
-    match catch_unwind(AssertUnwindSafe(f)) {
+    let started = profile::start();
+    let r = catch_unwind(AssertUnwindSafe(f));
+    profile::record(what, started);
+    match r {
         Ok(sys::CUresult::CUDA_SUCCESS) => Ok(()),
         Ok(code) => Err(Error::new(
             if code == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
@@ -100,4 +103,63 @@ pub fn attribute(dev: CUdevice, attr: sys::CUdevice_attribute) -> Result<i32> {
         sys::cuDeviceGetAttribute(&mut v, attr, dev)
     })?;
     Ok(v)
+}
+
+/// `OMPTARGET_RS_PROFILE=1`: host time spent in each driver entry point, printed at exit.
+pub mod profile {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicU8, Ordering};
+    use std::time::Instant;
+
+    /// 0 unknown, 1 off, 2 on.
+    static STATE: AtomicU8 = AtomicU8::new(0);
+    static TOTALS: Mutex<Option<HashMap<&'static str, (u64, u128)>>> = Mutex::new(None);
+
+    fn enabled() -> bool {
+        match STATE.load(Ordering::Relaxed) {
+            1 => false,
+            2 => true,
+            _ => {
+                let on = std::env::var("OMPTARGET_RS_PROFILE").is_ok_and(|v| v == "1");
+                STATE.store(if on { 2 } else { 1 }, Ordering::Relaxed);
+                if on {
+                    // SAFETY: registers a plain extern "C" function once.
+                    unsafe { libc::atexit(print_at_exit) };
+                }
+                on
+            }
+        }
+    }
+
+    pub fn start() -> Option<Instant> {
+        enabled().then(Instant::now)
+    }
+
+    pub fn record(what: &'static str, started: Option<Instant>) {
+        let Some(t) = started else { return };
+        let ns = t.elapsed().as_nanos();
+        let mut totals = TOTALS.lock().unwrap_or_else(|e| e.into_inner());
+        let e = totals
+            .get_or_insert_with(HashMap::new)
+            .entry(what)
+            .or_insert((0, 0));
+        e.0 += 1;
+        e.1 += ns;
+    }
+
+    extern "C" fn print_at_exit() {
+        let totals = TOTALS.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(t) = totals.as_ref() else { return };
+        let mut rows: Vec<_> = t.iter().collect();
+        rows.sort_by_key(|r| std::cmp::Reverse(r.1.1));
+        eprintln!("omptarget-rs profile (host time in CUDA driver calls):");
+        for (name, (n, ns)) in rows {
+            eprintln!(
+                "  {name:<40} {n:>8} calls {:>12.1} us total {:>9.2} us/call",
+                *ns as f64 / 1e3,
+                *ns as f64 / 1e3 / *n as f64
+            );
+        }
+    }
 }

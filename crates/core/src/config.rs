@@ -49,6 +49,9 @@ pub struct Config {
     /// `OMPTARGET_RS_CUDA_BLOCKING_SYNC` (default false; LLVM's behaviour when true): an
     /// inactive primary context gets `CU_CTX_SCHED_BLOCKING_SYNC`.
     pub cuda_blocking_sync: bool,
+    /// `OMPTARGET_RS_CUDA_POOL_PREALLOCATE` (bytes, default 256 MiB; 0 disables): the CUDA
+    /// memory pool is grown by this much when the device initialises.
+    pub cuda_pool_preallocate: usize,
 }
 
 impl Default for Config {
@@ -70,6 +73,7 @@ impl Default for Config {
             cuda_memory_pool: true,
             disable_cuda_plugin: false,
             cuda_blocking_sync: false,
+            cuda_pool_preallocate: 256 << 20,
         }
     }
 }
@@ -138,6 +142,8 @@ impl Config {
                 .as_deref()
                 .and_then(parse_bool)
                 .unwrap_or(d.cuda_blocking_sync),
+            cuda_pool_preallocate: int("OMPTARGET_RS_CUDA_POOL_PREALLOCATE")
+                .map_or(d.cuda_pool_preallocate, |v| v.max(0) as usize),
         }
     }
 }

@@ -94,6 +94,7 @@ pub fn default_plugins(config: &Config) -> Vec<Arc<dyn Plugin>> {
             pool_release_threshold: config.cuda_pool_release_threshold,
             use_memory_pool: config.cuda_memory_pool,
             blocking_sync: config.cuda_blocking_sync,
+            pool_preallocate: config.cuda_pool_preallocate,
             info: config.info,
         };
         plugins.push(Arc::new(omptarget_plugin_cuda::CudaPlugin::new(cuda)));

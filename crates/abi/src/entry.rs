@@ -10,7 +10,7 @@ use omptarget_core::ops::MapperComponents;
 use omptarget_core::ops::trace::{self, Region, SourceLoc};
 use omptarget_core::plugin::{AllocKind, LaunchConfig};
 use omptarget_core::runtime::default_plugins;
-use omptarget_core::{Config, Device, Error, MapArgs, Runtime};
+use omptarget_core::{AsyncInfo, Config, Device, Error, MapArgs, Runtime};
 use std::cell::Cell;
 use std::ffi::{CStr, c_char, c_int, c_void};
 use std::sync::{Arc, OnceLock};
@@ -93,6 +93,47 @@ fn construct_device(rt: &Runtime, device_id: i64, loc: *const Ident) -> Option<A
     }
 }
 
+/// The AsyncInfo of a construct: for a `nowait` construct inside a libomp target task, the
+/// one the task already holds (a task may issue several constructs) or a new one.
+fn begin_async(rt: &Runtime, dev: &Arc<Device>, slot: Option<*mut *mut c_void>) -> AsyncInfo {
+    if let Some(slot) = slot {
+        // SAFETY: libomp's slot holds null or an AsyncInfo we boxed in `end_async`.
+        let held = unsafe { std::mem::replace(&mut *slot, std::ptr::null_mut()) };
+        if !held.is_null() {
+            // SAFETY: see above; the pointer is taken out of the slot, so it is owned once.
+            let ai = unsafe { Box::from_raw(held.cast::<AsyncInfo>()) };
+            if ai.device_id() == dev.id {
+                return *ai;
+            }
+            let _ = ai.synchronize();
+        }
+    }
+    rt.async_info(dev)
+}
+
+/// Ends a construct: a blocking one synchronises; a `nowait` one that is still running is
+/// left in the task's slot for `__tgt_target_nowait_query`.
+fn end_async(
+    mut ai: AsyncInfo,
+    slot: Option<*mut *mut c_void>,
+    r: Result<(), Error>,
+) -> Result<(), Error> {
+    let Some(slot) = slot else {
+        return r.and_then(|_| ai.synchronize());
+    };
+    if r.is_err() {
+        let _ = ai.synchronize();
+        return r;
+    }
+    if ai.is_done()? {
+        return Ok(());
+    }
+    // SAFETY: the slot belongs to the current target task; libomp passes it back to
+    // __tgt_target_nowait_query until we reset it.
+    unsafe { *slot = Box::into_raw(Box::new(ai)).cast() };
+    Ok(())
+}
+
 /// Borrows clang's argument arrays. Null arrays with a non-zero count are rejected.
 ///
 /// # Safety
@@ -148,6 +189,7 @@ enum DataOp {
 #[allow(clippy::too_many_arguments)]
 fn data_op(
     op: DataOp,
+    nowait: bool,
     loc: *const Ident,
     device_id: i64,
     n: i32,
@@ -183,13 +225,18 @@ fn data_op(
         args.types,
         args.names,
     );
-    let mut ai = rt.async_info(&dev);
+    let slot = if nowait {
+        crate::host::target_async_handle()
+    } else {
+        None
+    };
+    let mut ai = begin_async(rt, &dev, slot);
     let r = match op {
         DataOp::Begin => rt.data_begin(&dev, &mut args, &mut ai),
         DataOp::End => rt.data_end(&dev, &args, &mut ai),
         DataOp::Update => rt.data_update(&dev, &args, &mut ai),
     };
-    let r = r.and_then(|_| ai.synchronize());
+    let r = end_async(ai, slot, r);
     rt.dump_tables_after(&src);
     outcome(rt, r.is_ok(), loc);
 }
@@ -199,7 +246,7 @@ macro_rules! data_entry_points {
         export! {
             fn $plain(device_id: i64, n: i32, bases: *mut *mut c_void, begins: *mut *mut c_void,
                       sizes: *mut i64, types: *mut i64) {
-                data_op($op, std::ptr::null(), device_id, n, bases, begins, sizes, types,
+                data_op($op, false, std::ptr::null(), device_id, n, bases, begins, sizes, types,
                         std::ptr::null_mut(), std::ptr::null_mut())
             }
         }
@@ -207,7 +254,7 @@ macro_rules! data_entry_points {
             fn $nowait(device_id: i64, n: i32, bases: *mut *mut c_void, begins: *mut *mut c_void,
                        sizes: *mut i64, types: *mut i64, _dep_num: i32, _deps: *mut c_void,
                        _noalias_num: i32, _noalias: *mut c_void) {
-                data_op($op, std::ptr::null(), device_id, n, bases, begins, sizes, types,
+                data_op($op, true, std::ptr::null(), device_id, n, bases, begins, sizes, types,
                         std::ptr::null_mut(), std::ptr::null_mut())
             }
         }
@@ -215,7 +262,7 @@ macro_rules! data_entry_points {
             fn $mapper(loc: *const Ident, device_id: i64, n: i32, bases: *mut *mut c_void,
                        begins: *mut *mut c_void, sizes: *mut i64, types: *mut i64,
                        names: *mut *mut c_void, mappers: *mut *mut c_void) {
-                data_op($op, loc, device_id, n, bases, begins, sizes, types, names, mappers)
+                data_op($op, false, loc, device_id, n, bases, begins, sizes, types, names, mappers)
             }
         }
         export! {
@@ -223,7 +270,7 @@ macro_rules! data_entry_points {
                               begins: *mut *mut c_void, sizes: *mut i64, types: *mut i64,
                               names: *mut *mut c_void, mappers: *mut *mut c_void, _dep_num: i32,
                               _deps: *mut c_void, _noalias_num: i32, _noalias: *mut c_void) {
-                data_op($op, loc, device_id, n, bases, begins, sizes, types, names, mappers)
+                data_op($op, true, loc, device_id, n, bases, begins, sizes, types, names, mappers)
             }
         }
     };
@@ -254,6 +301,7 @@ data_entry_points!(
 /// `__tgt_target_kernel` after decoding: 0 when the region ran on the device, non-zero to
 /// make the program run it on the host.
 fn target_kernel(
+    nowait: bool,
     loc: *const Ident,
     device_id: i64,
     num_teams: i32,
@@ -314,10 +362,16 @@ fn target_kernel(
         return OFFLOAD_FAIL;
     };
     let src = source_of(loc);
-    let mut ai = rt.async_info(&dev);
-    let r = rt
-        .target(&dev, host_ptr as usize, &mut args, &config, &src, &mut ai)
-        .and_then(|_| ai.synchronize());
+    // KernelArgs flag bit 0: nowait (the region runs inside a libomp target task).
+    let nowait = nowait || (version >= 2 && ka.flags & 1 != 0);
+    let slot = if nowait {
+        crate::host::target_async_handle()
+    } else {
+        None
+    };
+    let mut ai = begin_async(rt, &dev, slot);
+    let r = rt.target(&dev, host_ptr as usize, &mut args, &config, &src, &mut ai);
+    let r = end_async(ai, slot, r);
     rt.dump_tables_after(&src);
     outcome(rt, r.is_ok(), loc);
     if r.is_ok() {
@@ -330,7 +384,7 @@ fn target_kernel(
 export! {
     fn __tgt_target_kernel(loc: *const Ident, device_id: i64, num_teams: i32, thread_limit: i32,
                            host_ptr: *mut c_void, kargs: *mut KernelArgs) -> c_int = OFFLOAD_FAIL; {
-        target_kernel(loc, device_id, num_teams, thread_limit, host_ptr, kargs)
+        target_kernel(false, loc, device_id, num_teams, thread_limit, host_ptr, kargs)
     }
 }
 
@@ -341,15 +395,55 @@ export! {
                                   thread_limit: i32, host_ptr: *mut c_void, kargs: *mut KernelArgs,
                                   _dep_num: i32, _deps: *mut c_void, _noalias_num: i32,
                                   _noalias: *mut c_void) -> c_int = OFFLOAD_FAIL; {
-        target_kernel(loc, device_id, num_teams, thread_limit, host_ptr, kargs)
+        target_kernel(true, loc, device_id, num_teams, thread_limit, host_ptr, kargs)
     }
 }
 
+thread_local! {
+    /// How many pending `nowait` constructs this thread found still running lately: above the
+    /// threshold it blocks on the next one instead of polling (LLVM's exponential back-off).
+    static QUERY_COUNT: Cell<i64> = const { Cell::new(0) };
+}
+
 export! {
+    /// libomp polls a target task's construct through its async handle until it is reset.
     fn __tgt_target_nowait_query(handle: *mut *mut c_void) -> c_int = OFFLOAD_FAIL; {
-        if !handle.is_null() {
-            // SAFETY: libomp passes the address of the task's handle slot.
-            unsafe { *handle = std::ptr::null_mut() };
+        // SAFETY: libomp passes the address of the task's handle slot.
+        if handle.is_null() || unsafe { (*handle).is_null() } {
+            fatal(1, "Receive an invalid async handle from the current OpenMP task. Is this a target nowait region?");
+        }
+        let rt = runtime();
+        // SAFETY: a non-null handle is an AsyncInfo boxed by end_async; taking it out of the
+        // slot makes this call its only owner.
+        let mut ai = unsafe {
+            *Box::from_raw(std::mem::replace(&mut *handle, std::ptr::null_mut()).cast::<AsyncInfo>())
+        };
+        let count = QUERY_COUNT.with(|c| c.get());
+        let done = if count >= rt.config.query_count_threshold {
+            ai.synchronize().map(|_| true)
+        } else {
+            match ai.is_done() {
+                Ok(true) => Ok(true),
+                Ok(false) => {
+                    // SAFETY: the slot is ours again until the construct completes.
+                    unsafe { *handle = Box::into_raw(Box::new(ai)).cast() };
+                    Ok(false)
+                }
+                Err(e) => Err(e),
+            }
+        };
+        match done {
+            Ok(true) => {
+                let factor = rt.config.query_count_backoff_factor;
+                QUERY_COUNT.with(|c| c.set((c.get() as f64 * factor) as i64));
+            }
+            Ok(false) => {
+                QUERY_COUNT.with(|c| c.set((c.get() + 1).min(rt.config.query_count_max)));
+            }
+            Err(e) => {
+                report(format_args!("{e}"));
+                fatal(1, "Error while querying the async queue for completion.");
+            }
         }
         OFFLOAD_SUCCESS
     }
@@ -358,6 +452,7 @@ export! {
 /// The clang ≤ 16 launch entry points: same arrays, passed one by one.
 #[allow(clippy::too_many_arguments)]
 fn legacy_target(
+    nowait: bool,
     loc: *const Ident,
     device_id: i64,
     host_ptr: *mut c_void,
@@ -386,13 +481,21 @@ fn legacy_target(
         thread_limit: [0; 3],
         dyn_cgroup_mem: 0,
     };
-    target_kernel(loc, device_id, num_teams, thread_limit, host_ptr, &mut ka)
+    target_kernel(
+        nowait,
+        loc,
+        device_id,
+        num_teams,
+        thread_limit,
+        host_ptr,
+        &mut ka,
+    )
 }
 
 export! {
     fn __tgt_target(device_id: i64, host_ptr: *mut c_void, n: i32, bases: *mut *mut c_void,
                     begins: *mut *mut c_void, sizes: *mut i64, types: *mut i64) -> c_int = OFFLOAD_FAIL; {
-        legacy_target(std::ptr::null(), device_id, host_ptr, n, bases, begins, sizes, types,
+        legacy_target(false, std::ptr::null(), device_id, host_ptr, n, bases, begins, sizes, types,
                       std::ptr::null_mut(), std::ptr::null_mut(), -1, 0)
     }
 }
@@ -400,7 +503,7 @@ export! {
     fn __tgt_target_nowait(device_id: i64, host_ptr: *mut c_void, n: i32, bases: *mut *mut c_void,
                            begins: *mut *mut c_void, sizes: *mut i64, types: *mut i64, _dep_num: i32,
                            _deps: *mut c_void, _noalias_num: i32, _noalias: *mut c_void) -> c_int = OFFLOAD_FAIL; {
-        legacy_target(std::ptr::null(), device_id, host_ptr, n, bases, begins, sizes, types,
+        legacy_target(true, std::ptr::null(), device_id, host_ptr, n, bases, begins, sizes, types,
                       std::ptr::null_mut(), std::ptr::null_mut(), -1, 0)
     }
 }
@@ -408,7 +511,7 @@ export! {
     fn __tgt_target_mapper(loc: *const Ident, device_id: i64, host_ptr: *mut c_void, n: i32,
                            bases: *mut *mut c_void, begins: *mut *mut c_void, sizes: *mut i64,
                            types: *mut i64, names: *mut *mut c_void, mappers: *mut *mut c_void) -> c_int = OFFLOAD_FAIL; {
-        legacy_target(loc, device_id, host_ptr, n, bases, begins, sizes, types, names, mappers, -1, 0)
+        legacy_target(false, loc, device_id, host_ptr, n, bases, begins, sizes, types, names, mappers, -1, 0)
     }
 }
 export! {
@@ -417,14 +520,14 @@ export! {
                                   types: *mut i64, names: *mut *mut c_void, mappers: *mut *mut c_void,
                                   _dep_num: i32, _deps: *mut c_void, _noalias_num: i32,
                                   _noalias: *mut c_void) -> c_int = OFFLOAD_FAIL; {
-        legacy_target(loc, device_id, host_ptr, n, bases, begins, sizes, types, names, mappers, -1, 0)
+        legacy_target(true, loc, device_id, host_ptr, n, bases, begins, sizes, types, names, mappers, -1, 0)
     }
 }
 export! {
     fn __tgt_target_teams(device_id: i64, host_ptr: *mut c_void, n: i32, bases: *mut *mut c_void,
                           begins: *mut *mut c_void, sizes: *mut i64, types: *mut i64,
                           num_teams: i32, thread_limit: i32) -> c_int = OFFLOAD_FAIL; {
-        legacy_target(std::ptr::null(), device_id, host_ptr, n, bases, begins, sizes, types,
+        legacy_target(false, std::ptr::null(), device_id, host_ptr, n, bases, begins, sizes, types,
                       std::ptr::null_mut(), std::ptr::null_mut(), num_teams, thread_limit)
     }
 }
@@ -433,7 +536,7 @@ export! {
                                  bases: *mut *mut c_void, begins: *mut *mut c_void, sizes: *mut i64,
                                  types: *mut i64, num_teams: i32, thread_limit: i32, _dep_num: i32,
                                  _deps: *mut c_void, _noalias_num: i32, _noalias: *mut c_void) -> c_int = OFFLOAD_FAIL; {
-        legacy_target(std::ptr::null(), device_id, host_ptr, n, bases, begins, sizes, types,
+        legacy_target(true, std::ptr::null(), device_id, host_ptr, n, bases, begins, sizes, types,
                       std::ptr::null_mut(), std::ptr::null_mut(), num_teams, thread_limit)
     }
 }
@@ -442,7 +545,7 @@ export! {
                                  bases: *mut *mut c_void, begins: *mut *mut c_void, sizes: *mut i64,
                                  types: *mut i64, names: *mut *mut c_void, mappers: *mut *mut c_void,
                                  num_teams: i32, thread_limit: i32) -> c_int = OFFLOAD_FAIL; {
-        legacy_target(loc, device_id, host_ptr, n, bases, begins, sizes, types, names, mappers,
+        legacy_target(false, loc, device_id, host_ptr, n, bases, begins, sizes, types, names, mappers,
                       num_teams, thread_limit)
     }
 }
@@ -453,7 +556,7 @@ export! {
                                         mappers: *mut *mut c_void, num_teams: i32,
                                         thread_limit: i32, _dep_num: i32, _deps: *mut c_void,
                                         _noalias_num: i32, _noalias: *mut c_void) -> c_int = OFFLOAD_FAIL; {
-        legacy_target(loc, device_id, host_ptr, n, bases, begins, sizes, types, names, mappers,
+        legacy_target(true, loc, device_id, host_ptr, n, bases, begins, sizes, types, names, mappers,
                       num_teams, thread_limit)
     }
 }

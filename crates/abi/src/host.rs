@@ -89,3 +89,31 @@ pub fn wait_depend_objects(ndeps: i32, deps: *mut libc::c_void) {
         );
     }
 }
+
+type AsyncHandlePtr = unsafe extern "C" fn(i32) -> *mut *mut libc::c_void;
+
+/// The async-handle slot of the libomp target task running on this thread
+/// (`__kmpc_omp_get_target_async_handle_ptr`), or `None` outside a target task or without
+/// libomp: the construct then completes before returning.
+pub fn target_async_handle() -> Option<*mut *mut libc::c_void> {
+    // SAFETY: dlsym lookups by name; null when absent.
+    let (gtid, handle) = unsafe {
+        (
+            libc::dlsym(libc::RTLD_DEFAULT, c"__kmpc_global_thread_num".as_ptr()),
+            libc::dlsym(
+                libc::RTLD_DEFAULT,
+                c"__kmpc_omp_get_target_async_handle_ptr".as_ptr(),
+            ),
+        )
+    };
+    if gtid.is_null() || handle.is_null() {
+        return None;
+    }
+    // SAFETY: both are libomp's functions with these signatures.
+    let slot = unsafe {
+        let gtid: GlobalThreadNum = std::mem::transmute(gtid);
+        let handle: AsyncHandlePtr = std::mem::transmute(handle);
+        handle(gtid(std::ptr::null()))
+    };
+    (!slot.is_null()).then_some(slot)
+}

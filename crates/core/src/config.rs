@@ -52,6 +52,14 @@ pub struct Config {
     /// `OMPTARGET_RS_CUDA_POOL_PREALLOCATE` (bytes, default 256 MiB; 0 disables): the CUDA
     /// memory pool is grown by this much when the device initialises.
     pub cuda_pool_preallocate: usize,
+    /// `OMPTARGET_QUERY_COUNT_THRESHOLD` (default 5): pending `nowait` queries a thread makes
+    /// before it blocks on a construct instead of polling it.
+    pub query_count_threshold: i64,
+    /// `OMPTARGET_QUERY_COUNT_MAX` (default 10): the largest value of that count.
+    pub query_count_max: i64,
+    /// `OMPTARGET_QUERY_COUNT_BACKOFF_FACTOR` (default 0.5): the count is multiplied by this
+    /// each time a construct completes.
+    pub query_count_backoff_factor: f64,
 }
 
 impl Default for Config {
@@ -74,6 +82,9 @@ impl Default for Config {
             disable_cuda_plugin: false,
             cuda_blocking_sync: false,
             cuda_pool_preallocate: 256 << 20,
+            query_count_threshold: 5,
+            query_count_max: 10,
+            query_count_backoff_factor: 0.5,
         }
     }
 }
@@ -144,6 +155,12 @@ impl Config {
                 .unwrap_or(d.cuda_blocking_sync),
             cuda_pool_preallocate: int("OMPTARGET_RS_CUDA_POOL_PREALLOCATE")
                 .map_or(d.cuda_pool_preallocate, |v| v.max(0) as usize),
+            query_count_threshold: int("OMPTARGET_QUERY_COUNT_THRESHOLD")
+                .unwrap_or(d.query_count_threshold),
+            query_count_max: int("OMPTARGET_QUERY_COUNT_MAX").unwrap_or(d.query_count_max),
+            query_count_backoff_factor: get("OMPTARGET_QUERY_COUNT_BACKOFF_FACTOR")
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(d.query_count_backoff_factor),
         }
     }
 }

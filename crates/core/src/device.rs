@@ -340,6 +340,18 @@ impl Device {
         lock(&self.queues).push(queue);
     }
 
+    /// Creates `n` queues up front (`LIBOMPTARGET_NUM_INITIAL_STREAMS`).
+    pub(crate) fn prefill_queues(&self, n: usize) {
+        let Ok(backend) = self.backend() else { return };
+        let mut queues = lock(&self.queues);
+        while queues.len() < n {
+            match backend.create_queue() {
+                Ok(q) => queues.push(q),
+                Err(_) => break,
+            }
+        }
+    }
+
     pub(crate) fn acquire_event(&self) -> Result<EventId> {
         if let Some(e) = lock(&self.events).pop() {
             return Ok(e);

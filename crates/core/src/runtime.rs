@@ -133,7 +133,7 @@ impl Runtime {
     }
 
     /// The AsyncInfo of a construct on `dev`.
-    pub fn async_info<'d>(&self, dev: &'d Device) -> crate::ops::AsyncInfo<'d> {
+    pub fn async_info(&self, dev: &Arc<Device>) -> crate::ops::AsyncInfo {
         crate::ops::AsyncInfo::with_options(dev, self.info_level(), self.config.map_force_atomic)
     }
 
@@ -217,7 +217,9 @@ impl Runtime {
             let device = Arc::new(Device::new(id, plugin.clone(), local, &self.config));
             // Initialise now, as LLVM does at registration: context creation stays out of
             // the program's first construct. A failure is reported when the device is used.
-            let _ = device.backend();
+            if device.backend().is_ok() {
+                device.prefill_queues(self.config.num_initial_streams);
+            }
             devices.push(device);
         }
     }

@@ -37,7 +37,7 @@ impl Runtime {
     /// Finds or creates the mapping of one item on entry to a construct (LLVM's
     /// `getTargetPointer`) and copies data in when the rules say so. Returns the device address
     /// of the item's first byte, or 0 for an unmapped zero-length item.
-    fn enter_item(&self, dev: &Device, it: Item, ai: &mut AsyncInfo<'_>) -> Result<usize> {
+    fn enter_item(&self, dev: &Device, it: Item, ai: &mut AsyncInfo) -> Result<usize> {
         let implicit = it.ty & mt::IMPLICIT != 0;
         let present = it.ty & mt::PRESENT != 0;
         let hold = it.ty & mt::OMPX_HOLD != 0;
@@ -164,7 +164,7 @@ impl Runtime {
         &self,
         dev: &Device,
         args: &mut MapArgs<'_>,
-        ai: &mut AsyncInfo<'_>,
+        ai: &mut AsyncInfo,
     ) -> Result<()> {
         self.data_begin_impl(dev, args, ai)
     }
@@ -173,7 +173,7 @@ impl Runtime {
         &self,
         dev: &Device,
         args: &mut MapArgs<'_>,
-        ai: &mut AsyncInfo<'_>,
+        ai: &mut AsyncInfo,
     ) -> Result<()> {
         if self.config.debug > 0 {
             debug_args(dev, args, "begin");
@@ -297,7 +297,7 @@ impl Runtime {
         ptr_tgt: usize,
         host_value: usize,
         tgt_value: usize,
-        ai: &mut AsyncInfo<'_>,
+        ai: &mut AsyncInfo,
     ) -> Result<()> {
         {
             let mut table = lock(&dev.table);
@@ -328,16 +328,11 @@ impl Runtime {
     }
 
     /// `__tgt_target_data_end_mapper` (and the exit half of a target region).
-    pub fn data_end(&self, dev: &Device, args: &MapArgs<'_>, ai: &mut AsyncInfo<'_>) -> Result<()> {
+    pub fn data_end(&self, dev: &Device, args: &MapArgs<'_>, ai: &mut AsyncInfo) -> Result<()> {
         self.data_end_impl(dev, args, ai)
     }
 
-    fn data_end_impl(
-        &self,
-        dev: &Device,
-        args: &MapArgs<'_>,
-        ai: &mut AsyncInfo<'_>,
-    ) -> Result<()> {
+    fn data_end_impl(&self, dev: &Device, args: &MapArgs<'_>, ai: &mut AsyncInfo) -> Result<()> {
         let info = self.info();
         for i in (0..args.len()).rev() {
             let ty = args.ty(i);
@@ -429,12 +424,7 @@ impl Runtime {
     }
 
     /// `__tgt_target_data_update_mapper`.
-    pub fn data_update(
-        &self,
-        dev: &Device,
-        args: &MapArgs<'_>,
-        ai: &mut AsyncInfo<'_>,
-    ) -> Result<()> {
+    pub fn data_update(&self, dev: &Device, args: &MapArgs<'_>, ai: &mut AsyncInfo) -> Result<()> {
         let info = self.info();
         for i in 0..args.len() {
             let ty = args.ty(i);
@@ -547,7 +537,7 @@ fn reattach(
     dev: &Device,
     table: &crate::mapping::MappingTable,
     shadows: &[ShadowPointer],
-    ai: &mut AsyncInfo<'_>,
+    ai: &mut AsyncInfo,
 ) -> Result<()> {
     for s in shadows {
         let l = table.lookup(s.host_addr, WORD);

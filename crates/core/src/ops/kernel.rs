@@ -18,7 +18,7 @@ impl Runtime {
         args: &mut MapArgs<'_>,
         config: &LaunchConfig,
         loc: &SourceLoc,
-        ai: &mut AsyncInfo<'_>,
+        ai: &mut AsyncInfo,
     ) -> Result<()> {
         let info = self.info_level();
         if self.config.debug > 0 {

@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 use crate::mapping::EntryId;
 use omptarget_plugin::{AllocKind, EventId, QueueId};
 use std::ffi::{CStr, c_char};
+use std::sync::Arc;
 
 /// Map-type bits (`ArgTypes[i]`).
 pub mod map_type {
@@ -88,8 +89,8 @@ fn name_from_ptr(p: usize) -> Option<&'static CStr> {
 /// The queue and the deferred work of one construct. A blocking construct calls
 /// [`AsyncInfo::synchronize`] exactly once, at its end.
 #[must_use = "an AsyncInfo must be synchronised"]
-pub struct AsyncInfo<'d> {
-    device: &'d Device,
+pub struct AsyncInfo {
+    device: Arc<Device>,
     queue: Option<QueueId>,
     /// Device memory to free once the queue is synchronised.
     frees: Vec<(usize, AllocKind)>,
@@ -112,20 +113,20 @@ pub struct AsyncInfo<'d> {
     stream_ordered: bool,
 }
 
-impl<'d> AsyncInfo<'d> {
-    pub fn new(device: &'d Device) -> Self {
+impl AsyncInfo {
+    pub fn new(device: &Arc<Device>) -> Self {
         Self::with_options(device, 0, true)
     }
 
     /// An AsyncInfo that traces with `LIBOMPTARGET_INFO` bits `info` and orders other queues
     /// after its transfers when `atomic`.
-    pub fn with_options(device: &'d Device, info: u32, atomic: bool) -> Self {
+    pub fn with_options(device: &Arc<Device>, info: u32, atomic: bool) -> Self {
         let (stream_ordered, asynchronous) = device
             .backend()
             .map(|b| (b.orders_alloc_on_queue(), b.is_asynchronous()))
             .unwrap_or((false, false));
         Self {
-            device,
+            device: device.clone(),
             queue: None,
             frees: Vec::new(),
             removals: Vec::new(),
@@ -137,6 +138,11 @@ impl<'d> AsyncInfo<'d> {
             atomic: atomic && asynchronous,
             stream_ordered,
         }
+    }
+
+    /// The OpenMP number of the device this construct runs on.
+    pub fn device_id(&self) -> usize {
+        self.device.id
     }
 
     /// The construct's queue, acquired on first use.
@@ -167,6 +173,30 @@ impl<'d> AsyncInfo<'d> {
         }
         self.finish();
         result
+    }
+
+    /// Whether the construct's work has completed, without blocking (`nowait` constructs).
+    /// When it has, runs what waited for it and returns the queue, as `synchronize` would.
+    pub fn is_done(&mut self) -> Result<bool> {
+        if let Some(q) = self.queue {
+            let done = self
+                .device
+                .backend()?
+                .query(q)
+                .map_err(|source| Error::Device {
+                    device: self.device.id,
+                    what: "querying a queue",
+                    source,
+                })?;
+            if !done {
+                return Ok(false);
+            }
+            self.queue = None;
+            self.clear_pending(q);
+            self.device.release_queue(q);
+        }
+        self.finish();
+        Ok(true)
     }
 
     /// The construct's transfers are done: entries it marked no longer make other queues wait.
@@ -268,7 +298,7 @@ impl<'d> AsyncInfo<'d> {
         }
         self.staged.clear();
         for id in std::mem::take(&mut self.removals) {
-            remove_if_unreferenced(self.device, id, self.info);
+            remove_if_unreferenced(&self.device, id, self.info);
         }
         for (ptr, kind) in std::mem::take(&mut self.frees) {
             let _ = self.device.free(ptr, kind, None);
@@ -279,7 +309,7 @@ impl<'d> AsyncInfo<'d> {
     }
 }
 
-impl Drop for AsyncInfo<'_> {
+impl Drop for AsyncInfo {
     fn drop(&mut self) {
         // An error path dropped us before synchronising: still wait and release, so no memory
         // leaks and no entry stays half-removed.

@@ -8,6 +8,7 @@
 mod driver;
 pub mod image;
 mod kernel;
+mod staging;
 
 use cudarc::driver::sys;
 use driver::{CUcontext, CUdevice, CUdeviceptr, CUmodule, CUstream, attribute, call, make_current};
@@ -170,6 +171,7 @@ struct CudaDevice {
     internal: Mutex<Vec<CUstream>>,
     modules: Mutex<Vec<Option<Module>>>,
     kernels: RwLock<Vec<KernelInfo>>,
+    staging: staging::Staging,
     limits: kernel::LimitsWithEnv,
     name: String,
     total_memory: usize,
@@ -327,6 +329,7 @@ impl CudaDevice {
             internal: Mutex::new(Vec::new()),
             modules: Mutex::new(Vec::new()),
             kernels: RwLock::new(Vec::new()),
+            staging: staging::Staging::default(),
             limits,
             name,
             total_memory,
@@ -736,6 +739,21 @@ impl Device for CudaDevice {
             }
         };
         match queue {
+            Some(q) if kind == CopyKind::DeviceToHost && size <= staging::MAX_STAGED => {
+                // Into pinned memory, asynchronously; home at completion (see staging.rs).
+                let (buf, class) = self.staging.take(size)?;
+                // SAFETY: copies into a pinned buffer of at least `size` bytes.
+                call("cuMemcpyDtoHAsync", || unsafe {
+                    sys::cuMemcpyDtoHAsync_v2(
+                        buf as *mut std::ffi::c_void,
+                        src as CUdeviceptr,
+                        size,
+                        stream(q),
+                    )
+                })?;
+                self.staging.defer(q.0, dst, buf, size, class);
+                Ok(())
+            }
             Some(q) => issue(stream(q)),
             None => self.on_internal_stream(issue),
         }
@@ -860,15 +878,21 @@ impl Device for CudaDevice {
         // SAFETY: waits for a live stream.
         call("cuStreamSynchronize", || unsafe {
             sys::cuStreamSynchronize(stream(queue))
-        })
+        })?;
+        self.staging.complete(queue.0);
+        Ok(())
     }
 
     fn query(&self, queue: QueueId) -> Result<bool> {
         self.current()?;
         // SAFETY: non-blocking query of a live stream.
-        driver::query("cuStreamQuery", || unsafe {
+        let done = driver::query("cuStreamQuery", || unsafe {
             sys::cuStreamQuery(stream(queue))
-        })
+        })?;
+        if done {
+            self.staging.complete(queue.0);
+        }
+        Ok(done)
     }
 
     fn create_event(&self) -> Result<EventId> {

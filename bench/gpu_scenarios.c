@@ -1,0 +1,154 @@
+// The GPU performance scenarios: per-region time of typical target constructs, for
+// `omptarget bench` (prints `scenario=NAME median_us=X`, the median over reps of the mean
+// per-region time). Builds for any offload target; sizes are meant for an H200.
+// usage: gpu_scenarios [all|NAME] [reps=5] [scale=1]   (scale divides the iteration counts)
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MiB (1024L * 1024L)
+
+static int cmp(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static int reps = 5, scale = 1;
+static double buf64[8];
+
+typedef void (*fn_t)(long iters);
+
+static void report(const char *name, fn_t f, long iters, int per) {
+  iters = iters / scale > 0 ? iters / scale : 1;
+  double t[64];
+  f(iters > 4 ? 4 : 1); /* warm-up */
+  for (int r = 0; r < reps; ++r) {
+    double t0 = omp_get_wtime();
+    f(iters);
+    t[r] = (omp_get_wtime() - t0) * 1e6 / (double)iters / (double)per;
+  }
+  qsort(t, (size_t)reps, sizeof(double), cmp);
+  printf("scenario=%s median_us=%.3f min_us=%.3f reps=%d iters=%ld\n", name, t[reps / 2], t[0], reps, iters);
+  fflush(stdout);
+}
+
+static void empty(long n) {
+  for (long i = 0; i < n; ++i) {
+#pragma omp target
+    {
+    }
+  }
+}
+
+static void map64(long n) {
+  for (long i = 0; i < n; ++i) {
+#pragma omp target map(tofrom : buf64[0:8])
+    { buf64[i & 7] += 1.0; }
+  }
+}
+
+static double *big;
+
+static void alloc_n(long n, long bytes, double *a) {
+  long len = bytes / (long)sizeof(double);
+  for (long i = 0; i < n; ++i) {
+#pragma omp target teams distribute parallel for map(alloc : a[0:len])
+    for (long j = 0; j < len; ++j) a[j] = (double)j;
+  }
+}
+static void alloc64m(long n) { alloc_n(n, 64 * MiB, big); }
+static void alloc1g(long n) { alloc_n(n, 1024 * MiB, big); }
+
+static void enter_exit64m(long n) {
+  double *a = big;
+  long len = 64 * MiB / (long)sizeof(double);
+  for (long i = 0; i < n; ++i) {
+#pragma omp target enter data map(alloc : a[0:len])
+#pragma omp target teams distribute parallel for
+    for (long j = 0; j < len; ++j) a[j] = (double)j;
+#pragma omp target exit data map(delete : a[0:len])
+  }
+}
+
+static void threads8_alloc64m(long n) {
+  /* 8 host threads, each running the 64 MiB region on its own array; time per region overall */
+#pragma omp parallel num_threads(8)
+  {
+    double *a = big + (long)omp_get_thread_num() * (64 * MiB / (long)sizeof(double));
+    long len = 64 * MiB / (long)sizeof(double);
+    for (long i = 0; i < n; ++i) {
+#pragma omp target teams distribute parallel for map(alloc : a[0:len])
+      for (long j = 0; j < len; ++j) a[j] = (double)j;
+    }
+  }
+}
+
+static void tofrom64m(long n) {
+  double *a = big;
+  long len = 64 * MiB / (long)sizeof(double);
+  for (long i = 0; i < n; ++i) {
+#pragma omp target teams distribute parallel for map(tofrom : a[0:len])
+    for (long j = 0; j < len; ++j) a[j] += 1.0;
+  }
+}
+
+static double small[16][128];
+static void arrays16(long n) {
+  for (long i = 0; i < n; ++i) {
+#pragma omp target map(tofrom : small[0][0:128], small[1][0:128], small[2][0:128], small[3][0:128], \
+                           small[4][0:128], small[5][0:128], small[6][0:128], small[7][0:128], \
+                           small[8][0:128], small[9][0:128], small[10][0:128], small[11][0:128], \
+                           small[12][0:128], small[13][0:128], small[14][0:128], small[15][0:128])
+    {
+      for (int k = 0; k < 16; ++k) small[k][i & 127] += 1.0;
+    }
+  }
+}
+
+static void nowait32_4m(long n) {
+  long len = 4 * MiB / (long)sizeof(double);
+  for (long i = 0; i < n; ++i) {
+#pragma omp parallel
+#pragma omp single
+    {
+      for (int r = 0; r < 32; ++r) {
+        double *a = big + (long)r * len;
+#pragma omp target teams distribute parallel for map(tofrom : a[0:len]) nowait
+        for (long j = 0; j < len; ++j) a[j] = a[j] * 0.5 + 1.0;
+      }
+#pragma omp taskwait
+    }
+  }
+}
+
+int main(int argc, char **argv) {
+  const char *which = argc > 1 ? argv[1] : "all";
+  if (argc > 2 && atoi(argv[2]) > 0) reps = atoi(argv[2]) < 64 ? atoi(argv[2]) : 63;
+  if (argc > 3 && atoi(argv[3]) > 0) scale = atoi(argv[3]);
+  size_t bytes = 1024 * MiB;
+  big = malloc(bytes);
+  if (!big) return 1;
+  memset(big, 0, bytes);
+  /* per: regions per iteration (the per-region time is aggregate over threads and tasks) */
+  struct { const char *name; fn_t f; long iters; int per; } s[] = {
+      {"empty", empty, 20000, 1},
+      {"map64B", map64, 20000, 1},
+      {"alloc64MiB_kernel", alloc64m, 200, 1},
+      {"alloc1GiB_kernel", alloc1g, 20, 1},
+      {"enter_kernel_exit64MiB", enter_exit64m, 200, 1},
+      {"threads8_alloc64MiB", threads8_alloc64m, 25, 8},
+      {"tofrom64MiB_pageable", tofrom64m, 20, 1},
+      {"arrays16x1KiB", arrays16, 5000, 1},
+      {"nowait32x4MiB", nowait32_4m, 5, 32},
+  };
+  int ran = 0;
+  for (size_t i = 0; i < sizeof s / sizeof s[0]; ++i) {
+    if (!strcmp(which, "all") || !strcmp(which, s[i].name)) {
+      report(s[i].name, s[i].f, s[i].iters, s[i].per);
+      ran = 1;
+    }
+  }
+  free(big);
+  return ran ? 0 : 2;
+}

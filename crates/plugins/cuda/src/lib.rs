@@ -929,3 +929,60 @@ impl Device for CudaDevice {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cubin(sm: u32) -> Vec<u8> {
+        let mut b = vec![0u8; 64];
+        b[..4].copy_from_slice(b"\x7fELF");
+        b[4] = 2;
+        b[5] = 1;
+        b[8] = 7;
+        b[18] = 190;
+        b[48..52].copy_from_slice(&(sm | (sm << 16)).to_le_bytes());
+        b
+    }
+
+    fn info(b: &[u8]) -> ImageInfo<'_> {
+        ImageInfo {
+            bytes: b,
+            triple: Some("nvptx64-nvidia-cuda"),
+            arch: None,
+        }
+    }
+
+    #[test]
+    fn images_for_another_architecture_are_explained() {
+        let plugin = CudaPlugin {
+            config: CudaConfig::default(),
+            archs: vec![90],
+        };
+        assert!(plugin.is_compatible(&info(&cubin(90))));
+        assert!(plugin.incompatibility(&info(&cubin(90))).is_none());
+        let sm80 = cubin(80);
+        assert!(!plugin.is_compatible(&info(&sm80)));
+        let why = plugin
+            .incompatibility(&info(&sm80))
+            .expect("an explanation");
+        assert!(why.contains("sm_80") && why.contains("sm_90"), "{why}");
+        // Without a GPU the plugin says nothing and accepts nothing.
+        let none = CudaPlugin {
+            config: CudaConfig::default(),
+            archs: Vec::new(),
+        };
+        assert!(!none.is_compatible(&info(&sm80)));
+        assert!(none.incompatibility(&info(&sm80)).is_none());
+        assert_eq!(none.number_of_devices(), 0);
+    }
+
+    #[test]
+    fn without_a_driver_there_are_no_devices_and_no_output() {
+        // On machines without libcuda (CI) this is the real probe; with a GPU it finds it.
+        let plugin = CudaPlugin::new(CudaConfig::default());
+        if !driver::driver_present() {
+            assert_eq!(plugin.number_of_devices(), 0);
+        }
+    }
+}

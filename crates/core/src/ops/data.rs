@@ -3,7 +3,7 @@
 //! `targetDataUpdate`).
 
 use super::map_type::{self as mt, member_of};
-use super::mapper::expand;
+use super::mapper::with_components;
 use super::trace::{self, RefAction};
 use super::{AsyncInfo, MapArgs};
 use crate::device::{Device, lock};
@@ -166,40 +166,13 @@ impl Runtime {
         args: &mut MapArgs<'_>,
         ai: &mut AsyncInfo,
     ) -> Result<()> {
-        self.data_begin_impl(dev, args, ai)
-    }
-
-    fn data_begin_impl(
-        &self,
-        dev: &Device,
-        args: &mut MapArgs<'_>,
-        ai: &mut AsyncInfo,
-    ) -> Result<()> {
         if self.config.debug > 0 {
             debug_args(dev, args, "begin");
         }
         for i in 0..args.len() {
             let ty = args.ty(i);
-            let mapper = args.mapper(i);
-            if mapper != 0 {
-                let x = expand(
-                    mapper,
-                    args.bases[i],
-                    args.begins[i],
-                    args.sizes[i],
-                    args.types[i],
-                    args.name_ptr(i),
-                );
-                let mut bases = x.bases;
-                let mut sub = MapArgs {
-                    bases: &mut bases,
-                    begins: &x.begins,
-                    sizes: &x.sizes,
-                    types: &x.types,
-                    names: Some(&x.names),
-                    mappers: None,
-                };
-                if let Err(e) = self.data_begin_impl(dev, &mut sub, ai) {
+            if args.mapper(i) != 0 {
+                if let Err(e) = with_components(args, i, |sub| self.data_begin(dev, sub, ai)) {
                     report(format_args!(
                         "Call to targetDataBegin via targetDataMapper for custom mapper failed."
                     ));
@@ -329,33 +302,11 @@ impl Runtime {
 
     /// `__tgt_target_data_end_mapper` (and the exit half of a target region).
     pub fn data_end(&self, dev: &Device, args: &MapArgs<'_>, ai: &mut AsyncInfo) -> Result<()> {
-        self.data_end_impl(dev, args, ai)
-    }
-
-    fn data_end_impl(&self, dev: &Device, args: &MapArgs<'_>, ai: &mut AsyncInfo) -> Result<()> {
         let info = self.info();
         for i in (0..args.len()).rev() {
             let ty = args.ty(i);
-            let mapper = args.mapper(i);
-            if mapper != 0 {
-                let x = expand(
-                    mapper,
-                    args.bases[i],
-                    args.begins[i],
-                    args.sizes[i],
-                    args.types[i],
-                    args.name_ptr(i),
-                );
-                let mut bases = x.bases;
-                let sub = MapArgs {
-                    bases: &mut bases,
-                    begins: &x.begins,
-                    sizes: &x.sizes,
-                    types: &x.types,
-                    names: Some(&x.names),
-                    mappers: None,
-                };
-                if let Err(e) = self.data_end_impl(dev, &sub, ai) {
+            if args.mapper(i) != 0 {
+                if let Err(e) = with_components(args, i, |sub| self.data_end(dev, sub, ai)) {
                     report(format_args!(
                         "Call to targetDataEnd via targetDataMapper for custom mapper failed."
                     ));
@@ -428,26 +379,8 @@ impl Runtime {
         let info = self.info();
         for i in 0..args.len() {
             let ty = args.ty(i);
-            let mapper = args.mapper(i);
-            if mapper != 0 {
-                let x = expand(
-                    mapper,
-                    args.bases[i],
-                    args.begins[i],
-                    args.sizes[i],
-                    args.types[i],
-                    args.name_ptr(i),
-                );
-                let mut bases = x.bases;
-                let sub = MapArgs {
-                    bases: &mut bases,
-                    begins: &x.begins,
-                    sizes: &x.sizes,
-                    types: &x.types,
-                    names: Some(&x.names),
-                    mappers: None,
-                };
-                self.data_update(dev, &sub, ai)?;
+            if args.mapper(i) != 0 {
+                with_components(args, i, |sub| self.data_update(dev, sub, ai))?;
                 continue;
             }
             if ty & (mt::LITERAL | mt::PRIVATE) != 0 {

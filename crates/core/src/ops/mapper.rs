@@ -22,24 +22,21 @@ pub struct MapperComponents(pub Vec<MapperComponent>);
 /// `void mapper(void *handle, void *base, void *begin, int64_t size, int64_t type, void *name)`.
 type MapperFn = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_void, i64, i64, *mut c_void);
 
-/// Runs a clang-generated mapper function and returns the components it pushed, as owned
-/// argument arrays.
-pub(super) struct ExpandedArgs {
-    pub bases: Vec<usize>,
-    pub begins: Vec<usize>,
-    pub sizes: Vec<i64>,
-    pub types: Vec<i64>,
-    pub names: Vec<usize>,
-}
-
-pub(super) fn expand(
-    mapper: usize,
-    base: usize,
-    begin: usize,
-    size: i64,
-    ty: i64,
-    name: usize,
-) -> ExpandedArgs {
+/// Runs item `i`'s mapper function and `apply` on the components it pushed, as the argument
+/// arrays of a construct (LLVM's `targetDataMapper`).
+pub(super) fn with_components<R>(
+    args: &super::MapArgs<'_>,
+    i: usize,
+    apply: impl FnOnce(&mut super::MapArgs<'_>) -> R,
+) -> R {
+    let (mapper, base, begin, size, ty, name) = (
+        args.mapper(i),
+        args.bases[i],
+        args.begins[i],
+        args.sizes[i],
+        args.types[i],
+        args.name_ptr(i),
+    );
     let mut components = MapperComponents::default();
     // SAFETY: `mapper` is the address of a mapper function clang generated (it came from the
     // construct's mapper array), with the signature above; the handle lives for the call.
@@ -55,11 +52,17 @@ pub(super) fn expand(
         );
     }
     let c = components.0;
-    ExpandedArgs {
-        bases: c.iter().map(|c| c.base).collect(),
-        begins: c.iter().map(|c| c.begin).collect(),
-        sizes: c.iter().map(|c| c.size).collect(),
-        types: c.iter().map(|c| c.ty).collect(),
-        names: c.iter().map(|c| c.name).collect(),
-    }
+    let mut bases: Vec<usize> = c.iter().map(|c| c.base).collect();
+    let begins: Vec<usize> = c.iter().map(|c| c.begin).collect();
+    let sizes: Vec<i64> = c.iter().map(|c| c.size).collect();
+    let types: Vec<i64> = c.iter().map(|c| c.ty).collect();
+    let names: Vec<usize> = c.iter().map(|c| c.name).collect();
+    apply(&mut super::MapArgs {
+        bases: &mut bases,
+        begins: &begins,
+        sizes: &sizes,
+        types: &types,
+        names: Some(&names),
+        mappers: None,
+    })
 }

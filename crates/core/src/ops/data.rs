@@ -293,11 +293,7 @@ impl Runtime {
                 None => e.shadows.push(shadow),
             }
         }
-        let staged = Box::new(tgt_value);
-        let src = &*staged as *const usize as usize;
-        ai.staged.push(staged);
-        let queue = ai.queue()?;
-        dev.copy(CopyKind::HostToDevice, ptr_tgt, src, WORD, Some(queue))
+        ai.write_word(dev, ptr_tgt, tgt_value)
     }
 
     /// `__tgt_target_data_end_mapper` (and the exit half of a target region).
@@ -477,17 +473,7 @@ fn reattach(
         let Some(e) = l.entry.filter(|_| l.contained).and_then(|id| table.get(id)) else {
             continue;
         };
-        let staged = Box::new(s.tgt_value);
-        let src = &*staged as *const usize as usize;
-        ai.staged.push(staged);
-        let queue = ai.queue()?;
-        dev.copy(
-            CopyKind::HostToDevice,
-            e.tgt_ptr(s.host_addr),
-            src,
-            WORD,
-            Some(queue),
-        )?;
+        ai.write_word(dev, e.tgt_ptr(s.host_addr), s.tgt_value)?;
     }
     Ok(())
 }

@@ -140,6 +140,22 @@ impl AsyncInfo {
         }
     }
 
+    /// Queues a copy of one word to device address `tgt`; the word's host copy lives until
+    /// the synchronisation (an asynchronous copy reads it later).
+    pub(crate) fn write_word(&mut self, dev: &Device, tgt: usize, value: usize) -> Result<()> {
+        let staged = Box::new(value);
+        let src = &*staged as *const usize as usize;
+        self.staged.push(staged);
+        let queue = self.queue()?;
+        dev.copy(
+            omptarget_plugin::CopyKind::HostToDevice,
+            tgt,
+            src,
+            std::mem::size_of::<usize>(),
+            Some(queue),
+        )
+    }
+
     /// The OpenMP number of the device this construct runs on.
     pub fn device_id(&self) -> usize {
         self.device.id

@@ -383,12 +383,16 @@ impl Runtime {
                 continue;
             }
             if ty & mt::NON_CONTIG != 0 {
-                report(format_args!(
-                    "non-contiguous target update (strided sections) is not supported yet"
-                ));
-                return Err(Error::InvalidArgument(
-                    "non-contiguous target update".into(),
-                ));
+                // SAFETY: for NON_CONTIG clang passes, as the item's pointer, an array of
+                // `sizes[i]` {offset, count, stride} descriptors that lives for the call.
+                let dims = unsafe {
+                    std::slice::from_raw_parts(
+                        args.begins[i] as *const [u64; 3],
+                        args.sizes[i].max(0) as usize,
+                    )
+                };
+                self.update_strided(dev, args.bases[i], dims, ty, args.name(i), ai)?;
+                continue;
             }
             let (begin, size) = (args.begins[i], args.size(i));
             let mut table = lock(&dev.table);
@@ -438,6 +442,93 @@ impl Runtime {
                 ai.restores
                     .extend(shadows.iter().map(|s| (s.host_addr, s.host_value)));
             }
+        }
+        Ok(())
+    }
+}
+
+impl Runtime {
+    /// A non-contiguous `target update` (OpenMP 5.2 §5.9, array sections with strides): every
+    /// element the sections name moves, and nothing else. `dims` are clang's descriptors,
+    /// outermost first: element `k` of dimension `d` lies `(offset_d + k) * stride_d` bytes
+    /// past `base`; the last dimension describes one contiguous run (`count * stride` bytes).
+    fn update_strided(
+        &self,
+        dev: &Device,
+        base: usize,
+        dims: &[[u64; 3]],
+        ty: u64,
+        name: Option<&'static CStr>,
+        ai: &mut AsyncInfo,
+    ) -> Result<()> {
+        let Some((last, outer)) = dims.split_last() else {
+            return Ok(());
+        };
+        let run = (last[1] * last[2]) as usize;
+        let run_offset = (last[0] * last[2]) as usize;
+        if run == 0 || outer.iter().any(|d| d[1] == 0) {
+            return Ok(());
+        }
+        // Walk every combination of the outer indices, like an odometer.
+        let mut index = vec![0u64; outer.len()];
+        loop {
+            let offset: u64 = outer
+                .iter()
+                .zip(&index)
+                .map(|(d, k)| (d[0] + k) * d[2])
+                .sum();
+            let host = base + offset as usize + run_offset;
+            self.update_run(dev, host, run, ty, name, ai)?;
+            let mut d = outer.len();
+            loop {
+                if d == 0 {
+                    return Ok(());
+                }
+                d -= 1;
+                index[d] += 1;
+                if index[d] < outer[d][1] {
+                    break;
+                }
+                index[d] = 0;
+            }
+        }
+    }
+
+    /// One contiguous run of a strided update.
+    fn update_run(
+        &self,
+        dev: &Device,
+        host: usize,
+        size: usize,
+        ty: u64,
+        name: Option<&'static CStr>,
+        ai: &mut AsyncInfo,
+    ) -> Result<()> {
+        let info = self.info();
+        let table = lock(&dev.table);
+        let l = table.lookup(host, size);
+        let Some(e) = l.entry.filter(|_| l.contained).and_then(|id| table.get(id)) else {
+            if ty & mt::PRESENT != 0 {
+                message(format_args!(
+                    "device mapping required by 'present' motion modifier does not exist for host address {} ({} bytes)",
+                    Addr(host),
+                    size
+                ));
+                return Err(Error::NotPresent { host, size });
+            }
+            return Ok(());
+        };
+        ai.order_after(e.pending)?;
+        let tgt = e.tgt_ptr(host);
+        drop(table);
+        let queue = ai.queue()?;
+        if ty & mt::TO != 0 {
+            trace::transfer(info, dev.id, true, host, tgt, size, name);
+            dev.copy(CopyKind::HostToDevice, tgt, host, size, Some(queue))?;
+        }
+        if ty & mt::FROM != 0 {
+            trace::transfer(info, dev.id, false, host, tgt, size, name);
+            dev.copy(CopyKind::DeviceToHost, host, tgt, size, Some(queue))?;
         }
         Ok(())
     }

@@ -466,3 +466,53 @@ fn map_force_atomic_false_skips_the_events() {
             .any(|o| matches!(o, Op::RecordEvent { .. } | Op::WaitEvent { .. }))
     );
 }
+
+#[test]
+fn a_nowait_construct_completes_on_another_thread_without_leaks() {
+    let fx = fixture(1, true, true);
+    let x = Box::new(1i32);
+    let dev = fx.rt.device(0).unwrap();
+    let base = fx.state.memory.live();
+    fx.state
+        .busy
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let mut ai = fx.rt.async_info(&dev);
+    with_args(
+        &[(addr(&*x), 4, mt::TO | mt::FROM | mt::TARGET_PARAM)],
+        |args| {
+            fx.rt
+                .target(
+                    &dev,
+                    fx.region,
+                    args,
+                    &LaunchConfig {
+                        version: 3,
+                        ..Default::default()
+                    },
+                    &SourceLoc::default(),
+                    &mut ai,
+                )
+                .unwrap();
+        },
+    );
+    assert!(!ai.is_done().unwrap(), "the work is still in flight");
+    // libomp may poll from any thread: the construct moves there and completes.
+    let state = fx.state.clone();
+    let done = std::thread::spawn(move || {
+        let mut ai = ai;
+        let mut polls = 0;
+        while !ai.is_done().unwrap() {
+            polls += 1;
+            if polls == 3 {
+                state.busy.store(false, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
+        polls
+    })
+    .join()
+    .unwrap();
+    assert!(done >= 3);
+    assert_eq!(*x, 2, "the copy-out is visible once the construct is done");
+    assert_eq!(fx.state.memory.live(), base, "its memory was freed");
+    assert!(!fx.rt.target_is_present(addr(&*x), 0));
+}

@@ -159,6 +159,8 @@ pub struct MockState {
     pub stream_ordered: bool,
     /// Work may still be running when a call returns (so the core must synchronise).
     pub asynchronous: bool,
+    /// While set, `query` reports every queue as still busy (models in-flight work).
+    pub busy: std::sync::atomic::AtomicBool,
 }
 
 impl MockState {
@@ -226,6 +228,7 @@ impl MockPlugin {
                 next_token: AtomicUsize::new(1),
                 stream_ordered,
                 asynchronous,
+                busy: std::sync::atomic::AtomicBool::new(false),
             }),
         }
     }
@@ -469,7 +472,7 @@ impl Device for MockDevice {
         Ok(())
     }
     fn query(&self, _queue: QueueId) -> Result<bool> {
-        Ok(true)
+        Ok(!self.state.busy.load(Ordering::SeqCst))
     }
     fn create_event(&self) -> Result<EventId> {
         Ok(EventId(self.token()))

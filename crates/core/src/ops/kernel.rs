@@ -52,7 +52,7 @@ impl Runtime {
             ));
             return Err(e);
         }
-        let mut words: Vec<usize> = Vec::with_capacity(args.len());
+        let mut words: omptarget_plugin::words::Words<usize> = Default::default();
         let mut privates: Vec<usize> = Vec::new();
         for i in 0..args.len() {
             let ty = args.ty(i);
@@ -111,7 +111,7 @@ impl Runtime {
         } else {
             config
         };
-        let launched = backend.launch(kernel, &words, config, queue);
+        let launched = backend.launch(kernel, words.as_slice(), config, queue);
         // Printed once the backend prepared the launch (its own lines, like the launch
         // environment's copy, come first, as in LLVM).
         if info & crate::config::info::KERNEL_GEOMETRY != 0 {

@@ -516,3 +516,91 @@ fn a_nowait_construct_completes_on_another_thread_without_leaks() {
     assert_eq!(fx.state.memory.live(), base, "its memory was freed");
     assert!(!fx.rt.target_is_present(addr(&*x), 0));
 }
+
+/// Every interleaving of two constructs (enter, exit, synchronise each) that map the same
+/// data on two queues: reference counts end at zero with no leak or double free, and the
+/// second construct waits for the first through an event exactly when it used the first's
+/// entry before the first synchronised. (An exhaustive check at the granularity of the
+/// runtime's atomic steps: each step takes the table lock once.)
+#[test]
+fn every_interleaving_of_two_constructs_keeps_counts_and_order() {
+    // All orders of A0 A1 A2 and B0 B1 B2 that keep each construct's own order.
+    let mut orders: Vec<Vec<(usize, usize)>> = Vec::new();
+    for mask in 0u32..64 {
+        if mask.count_ones() != 3 {
+            continue;
+        }
+        let (mut a, mut b) = (0, 0);
+        let order: Vec<(usize, usize)> = (0..6)
+            .map(|slot| {
+                if mask & (1 << slot) != 0 {
+                    a += 1;
+                    (0, a - 1)
+                } else {
+                    b += 1;
+                    (1, b - 1)
+                }
+            })
+            .collect();
+        orders.push(order);
+    }
+    assert_eq!(orders.len(), 20);
+    for order in orders {
+        let fx = fixture(1, true, true);
+        let x = Box::new([0i32; 4]);
+        let dev = fx.rt.device(0).unwrap();
+        let base = fx.state.memory.live();
+        fx.state.clear_log();
+        let item = [(addr(&*x), 16, mt::TO | mt::FROM)];
+        let mut ais = [Some(fx.rt.async_info(&dev)), Some(fx.rt.async_info(&dev))];
+        for &(c, step) in &order {
+            with_args(&item, |args| match step {
+                0 => fx
+                    .rt
+                    .data_begin(&dev, args, ais[c].as_mut().unwrap())
+                    .unwrap(),
+                1 => fx
+                    .rt
+                    .data_end(&dev, args, ais[c].as_mut().unwrap())
+                    .unwrap(),
+                _ => ais[c].take().unwrap().synchronize().unwrap(),
+            });
+        }
+        let ctx = format!("order {order:?}");
+        assert!(!fx.rt.target_is_present(addr(&*x), 0), "{ctx}");
+        assert_eq!(fx.state.memory.live(), base, "leak in {ctx}");
+        // Which construct entered first, and did the other enter before the first exited?
+        let pos = |c: usize, s: usize| order.iter().position(|&o| o == (c, s)).unwrap();
+        let first = if pos(0, 0) < pos(1, 0) { 0 } else { 1 };
+        let second = 1 - first;
+        let overlapped = pos(second, 0) < pos(first, 1);
+        let log = fx.state.log();
+        let records: Vec<_> = log
+            .iter()
+            .filter_map(|o| match o {
+                Op::RecordEvent { event, queue, .. } => Some((*event, *queue)),
+                _ => None,
+            })
+            .collect();
+        let waits: Vec<_> = log
+            .iter()
+            .filter_map(|o| match o {
+                Op::WaitEvent { event, queue, .. } => Some((*event, *queue)),
+                _ => None,
+            })
+            .collect();
+        if overlapped {
+            assert!(!waits.is_empty(), "no wait in {ctx}: {log:#?}");
+        } else {
+            assert!(
+                waits.is_empty() && records.is_empty(),
+                "needless event in {ctx}"
+            );
+        }
+        for (w, (e, q)) in waits.iter().enumerate() {
+            let (re, rq) = records[w];
+            assert_eq!(re, *e, "{ctx}");
+            assert_ne!(rq, *q, "the event is recorded on the other queue ({ctx})");
+        }
+    }
+}

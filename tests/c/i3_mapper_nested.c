@@ -1,3 +1,4 @@
+// DIVERGENCE: with a declare mapper on a struct that is already present, LLVM 19 still copies the mapper's member components (to at entry, back at exit) on a target region, overwriting the attached device pointer with the host one, although §5.8.3 forbids copies for present data with a nonzero reference count
 // declare mapper for a struct that contains another struct which has its
 // own mapper: the outer mapper's map(o.in) uses the inner struct's default
 // mapper (which maps the inner pointee). Used on target enter data, target

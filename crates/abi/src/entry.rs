@@ -822,6 +822,7 @@ export! {
         let rt = runtime();
         let id = i64::from(device);
         if ptr.is_null() {
+            report(format_args!("Call to omp_get_mapped_ptr with nullptr."));
             return std::ptr::null_mut();
         }
         if id == rt.initial_device() {

@@ -202,7 +202,9 @@ impl Device {
                 }
                 kernels.insert(entry.addr, (kernel, entry.name_str()));
                 record.kernels.push(entry.addr);
-            } else if entry.size > 0 && entry.flags & entry_flags::LINK == 0 {
+            } else if entry.size > 0 {
+                // A global, or a `declare target link` reference pointer (the device copy of
+                // the pointer is attached when the variable is mapped, like any PTR_AND_OBJ).
                 self.map_global(backend, module, entry, &mut table)?;
                 record.globals.push(entry.addr);
             }

@@ -111,11 +111,22 @@ impl Entry {
     }
 
     /// Releases one reference of the given kind, or zeroes it for `delete`. Returns whether
-    /// the entry now has no references.
+    /// the entry now has no references. A hold reference on an entry with an infinite
+    /// dynamic count (`omp_target_associate_ptr`, globals) is released too.
     pub fn release(&mut self, hold: bool, delete: bool) -> bool {
-        if let Some((d, h)) = self.counts_after(hold, delete) {
-            self.dyn_refs = RefCount::Finite(d);
-            self.hold_refs = h;
+        match self.counts_after(hold, delete) {
+            Some((d, h)) => {
+                self.dyn_refs = RefCount::Finite(d);
+                self.hold_refs = h;
+            }
+            None if hold => {
+                self.hold_refs = if delete {
+                    0
+                } else {
+                    self.hold_refs.saturating_sub(1)
+                };
+            }
+            None => {}
         }
         self.total_refs() == Some(0)
     }

@@ -54,11 +54,17 @@ impl Runtime {
         }
         let mut words: omptarget_plugin::words::Words<usize> = Default::default();
         let mut privates: Vec<usize> = Vec::new();
+        // (argument index, word index) of each kernel parameter, for lambda captures.
+        let mut positions: Vec<(usize, usize)> = Vec::new();
         for i in 0..args.len() {
             let ty = args.ty(i);
             if ty & mt::TARGET_PARAM == 0 {
+                if ty & mt::LITERAL != 0 && ty & mt::PTR_AND_OBJ != 0 {
+                    self.attach_lambda_capture(dev, args, i, &positions, words.as_slice(), ai)?;
+                }
                 continue;
             }
+            positions.push((i, words.as_slice().len()));
             let (base, begin, size) = (args.bases[i], args.begins[i], args.size(i));
             if ty & mt::LITERAL != 0 {
                 words.push(base);
@@ -97,7 +103,9 @@ impl Runtime {
                         );
                         e.tgt_ptr(begin)
                     }
-                    None => 0,
+                    // Nothing mapped (a zero-length section): the pointer keeps its host
+                    // value (OpenMP 5.2 §5.8.6), as LLVM 19 does.
+                    None => begin,
                 };
                 words.push(tgt.wrapping_add(base.wrapping_sub(begin)));
             }
@@ -138,5 +146,42 @@ impl Runtime {
             return Err(e);
         }
         Ok(())
+    }
+
+    /// A by-reference capture of a C++ lambda (LITERAL | PTR_AND_OBJ, MEMBER_OF the lambda):
+    /// the pointer field inside the device copy of the lambda must point at the device copy of
+    /// the captured variable (OpenMP 5.2 §5.8.3, lambdas).
+    fn attach_lambda_capture(
+        &self,
+        dev: &Device,
+        args: &MapArgs<'_>,
+        i: usize,
+        positions: &[(usize, usize)],
+        words: &[usize],
+        ai: &mut AsyncInfo,
+    ) -> Result<()> {
+        let Some(parent) = mt::member_of(args.ty(i)) else {
+            return Ok(());
+        };
+        let Some(&(_, word)) = positions.iter().find(|(a, _)| *a == parent) else {
+            return Ok(());
+        };
+        // The field's offset in the host lambda, applied to the device lambda.
+        let field = words[word].wrapping_add(args.bases[i].wrapping_sub(args.begins[parent]));
+        let captured = args.begins[i];
+        let value = {
+            let table = lock(&dev.table);
+            let l = table.lookup(captured, args.size(i));
+            match l
+                .entry
+                .filter(|_| l.contained || l.is_extension())
+                .and_then(|id| table.get(id))
+            {
+                Some(e) => e.tgt_ptr(captured),
+                // Not mapped: the capture keeps its host address.
+                None => return Ok(()),
+            }
+        };
+        ai.write_word(dev, field, value)
     }
 }

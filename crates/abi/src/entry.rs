@@ -994,8 +994,6 @@ unsupported! {
     fn omp_get_interop_str(interop: *mut c_void, property: c_int, rc: *mut c_int) -> *const c_char = std::ptr::null();
     fn omp_get_interop_name(interop: *mut c_void, property: c_int) -> *const c_char = std::ptr::null();
     fn omp_get_interop_type_desc(interop: *mut c_void, property: c_int) -> *const c_char = std::ptr::null();
-    fn llvm_omp_target_lock_mem(ptr: *mut c_void, size: usize, device: c_int) -> *mut c_void = std::ptr::null_mut();
-    fn llvm_omp_target_unlock_mem(ptr: *mut c_void, device: c_int) -> () = ();
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1163,5 +1161,35 @@ export! {
                                ndeps: c_int, deps: *mut c_void) -> *mut c_void = ptr; {
         crate::host::wait_depend_objects(ndeps, deps);
         memset(ptr, value, size, device)
+    }
+}
+
+export! {
+    fn llvm_omp_target_lock_mem(ptr: *mut c_void, size: usize, device: c_int) -> *mut c_void = std::ptr::null_mut(); {
+        let rt = runtime();
+        let id = checked_device(rt, device);
+        if ptr.is_null() || id == rt.initial_device() {
+            return ptr;
+        }
+        match rt.lock_host_memory(ptr as usize, size, id) {
+            Ok(p) => p as *mut c_void,
+            Err(e) => {
+                report(format_args!("{e}"));
+                std::ptr::null_mut()
+            }
+        }
+    }
+}
+
+export! {
+    fn llvm_omp_target_unlock_mem(ptr: *mut c_void, device: c_int) {
+        let rt = runtime();
+        let id = checked_device(rt, device);
+        if ptr.is_null() || id == rt.initial_device() {
+            return;
+        }
+        if let Err(e) = rt.unlock_host_memory(ptr as usize, id) {
+            report(format_args!("{e}"));
+        }
     }
 }

@@ -207,3 +207,29 @@ impl Runtime {
         ai.synchronize()
     }
 }
+
+impl Runtime {
+    /// `llvm_omp_target_lock_mem`.
+    pub fn lock_host_memory(&self, ptr: usize, size: usize, device: i64) -> Result<usize> {
+        let dev = self.device_unloaded(device)?;
+        dev.backend()?
+            .lock_host_memory(ptr, size)
+            .map_err(|source| Error::Device {
+                device: dev.id,
+                what: "locking host memory",
+                source,
+            })
+    }
+
+    /// `llvm_omp_target_unlock_mem`.
+    pub fn unlock_host_memory(&self, ptr: usize, device: i64) -> Result<()> {
+        let dev = self.device_unloaded(device)?;
+        dev.backend()?
+            .unlock_host_memory(ptr)
+            .map_err(|source| Error::Device {
+                device: dev.id,
+                what: "unlocking host memory",
+                source,
+            })
+    }
+}

@@ -143,6 +143,17 @@ pub trait Device: Send + Sync {
         false
     }
 
+    /// Makes `size` bytes of host memory at `ptr` fast to copy to and from the device
+    /// (`llvm_omp_target_lock_mem`); returns the address to use. By default (as LLVM 19's host
+    /// and CUDA plugins) nothing needs doing and the pointer itself is returned.
+    fn lock_host_memory(&self, ptr: usize, _size: usize) -> Result<usize> {
+        Ok(ptr)
+    }
+    /// Undoes [`Device::lock_host_memory`].
+    fn unlock_host_memory(&self, _ptr: usize) -> Result<()> {
+        Ok(())
+    }
+
     /// Copies `size` bytes. Host pointers are plain host addresses.
     fn copy(
         &self,

@@ -50,7 +50,7 @@ fn source_of(loc: *const Ident) -> SourceLoc {
         return out;
     };
     let mut parts = s.split(';').skip(1);
-    out.file = parts.next().filter(|f| !f.is_empty()).map(str::to_owned);
+    out.file = parts.next().filter(|f| !f.is_empty());
     let _function = parts.next();
     out.line = parts.next().and_then(|l| l.parse().ok()).unwrap_or(0);
     out.col = parts.next().and_then(|c| c.parse().ok()).unwrap_or(0);
@@ -65,7 +65,7 @@ fn outcome(rt: &Runtime, ok: bool, loc: *const Ident) {
     let known = src.line != 0 || src.col != 0;
     rt.handle_outcome(
         false,
-        known.then(|| (src.file.as_deref().unwrap_or("unknown"), src.line, src.col)),
+        known.then(|| (src.file.unwrap_or("unknown"), src.line, src.col)),
     );
 }
 

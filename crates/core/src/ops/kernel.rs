@@ -55,12 +55,19 @@ impl Runtime {
         let mut words: omptarget_plugin::words::Words<usize> = Default::default();
         let mut privates: Vec<usize> = Vec::new();
         // (argument index, word index) of each kernel parameter, for lambda captures.
-        let mut positions: Vec<(usize, usize)> = Vec::new();
+        let mut positions: omptarget_plugin::words::Words<(usize, usize)> = Default::default();
         for i in 0..args.len() {
             let ty = args.ty(i);
             if ty & mt::TARGET_PARAM == 0 {
                 if ty & mt::LITERAL != 0 && ty & mt::PTR_AND_OBJ != 0 {
-                    self.attach_lambda_capture(dev, args, i, &positions, words.as_slice(), ai)?;
+                    self.attach_lambda_capture(
+                        dev,
+                        args,
+                        i,
+                        positions.as_slice(),
+                        words.as_slice(),
+                        ai,
+                    )?;
                 }
                 continue;
             }

@@ -95,7 +95,7 @@ pub struct AsyncInfo {
     /// Device memory to free once the queue is synchronised.
     frees: Vec<(usize, AllocKind)>,
     /// Mapping entries to remove once the queue is synchronised (if still unreferenced).
-    removals: Vec<EntryId>,
+    removals: omptarget_plugin::words::Words<EntryId>,
     /// Host pointers to restore after copies from the device (shadow pointers).
     restores: Vec<(usize, usize)>,
     /// Host words that must live until the queue is synchronised (staged pointer values).
@@ -129,7 +129,7 @@ impl AsyncInfo {
             device: device.clone(),
             queue: None,
             frees: Vec::new(),
-            removals: Vec::new(),
+            removals: Default::default(),
             restores: Vec::new(),
             staged: Vec::new(),
             pending_marks: Vec::new(),
@@ -313,7 +313,8 @@ impl AsyncInfo {
             unsafe { std::ptr::write_unaligned(addr as *mut usize, value) };
         }
         self.staged.clear();
-        for id in std::mem::take(&mut self.removals) {
+        let removals = std::mem::take(&mut self.removals);
+        for &id in removals.as_slice() {
             remove_if_unreferenced(&self.device, id, self.info);
         }
         for (ptr, kind) in std::mem::take(&mut self.frees) {

@@ -11,7 +11,8 @@ use std::io::Write;
 /// Where a construct comes from: `file:line:col` of an `ident_t`, or LLVM's `unknown:0:0`.
 #[derive(Clone, Debug, Default)]
 pub struct SourceLoc {
-    pub file: Option<String>,
+    /// The file name inside clang's `psource` string, which lives as long as the program.
+    pub file: Option<&'static str>,
     pub line: u32,
     pub col: u32,
 }
@@ -21,7 +22,7 @@ impl std::fmt::Display for SourceLoc {
         write!(
             f,
             "{}:{}:{}",
-            self.file.as_deref().unwrap_or("unknown"),
+            self.file.unwrap_or("unknown"),
             self.line,
             self.col
         )

@@ -123,15 +123,14 @@ impl Runtime {
     /// Whether `ptr` lies in a mapping of `dev` (`omp_target_is_present`: one byte at `ptr`).
     pub fn is_present(&self, dev: &crate::device::Device, ptr: usize) -> bool {
         let table = crate::device::lock(&dev.table);
-        table.lookup(ptr, 1).contained
+        table.containing(ptr, 1).is_some()
     }
 
     /// `omp_get_mapped_ptr` on a device: the device address of `ptr`, if mapped.
     pub fn mapped_ptr(&self, dev: &crate::device::Device, ptr: usize) -> Option<usize> {
         let table = crate::device::lock(&dev.table);
-        let l = table.lookup(ptr, 1);
-        l.entry
-            .filter(|_| l.contained)
+        table
+            .containing(ptr, 1)
             .and_then(|id| table.get(id))
             .map(|e| e.tgt_ptr(ptr))
     }

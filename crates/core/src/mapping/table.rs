@@ -230,6 +230,12 @@ impl MappingTable {
         result
     }
 
+    /// The id of the entry that holds all of `[begin, begin + size)`, if one does.
+    pub fn containing(&self, begin: usize, size: usize) -> Option<EntryId> {
+        let l = self.lookup(begin, size);
+        l.entry.filter(|_| l.contained)
+    }
+
     /// Records a new mapping. The caller has checked (with [`MappingTable::lookup`]) that the
     /// interval is free; a zero-size entry is allowed only where no entry begins.
     pub fn insert(&mut self, entry: Entry) -> EntryId {

@@ -30,10 +30,6 @@ struct Item {
 }
 
 impl Runtime {
-    fn info(&self) -> u32 {
-        self.info_level()
-    }
-
     /// Finds or creates the mapping of one item on entry to a construct (LLVM's
     /// `getTargetPointer`) and copies data in when the rules say so. Returns the device address
     /// of the item's first byte, or 0 for an unmapped zero-length item.
@@ -41,7 +37,7 @@ impl Runtime {
         let implicit = it.ty & mt::IMPLICIT != 0;
         let present = it.ty & mt::PRESENT != 0;
         let hold = it.ty & mt::OMPX_HOLD != 0;
-        let info = self.info();
+        let info = self.info_level();
         let mut table = lock(&dev.table);
         let l = table.lookup(it.begin, it.size);
         let mut is_new = false;
@@ -82,26 +78,14 @@ impl Runtime {
                 e.size()
             ));
             if present {
-                message(format_args!(
-                    "device mapping required by 'present' map type modifier does not exist for host address {} ({} bytes)",
-                    Addr(it.begin),
-                    it.size
-                ));
+                not_present("map type", it.begin, it.size);
             }
             return Err(Error::Extension {
                 host: it.begin,
                 size: it.size,
             });
         } else if present {
-            message(format_args!(
-                "device mapping required by 'present' map type modifier does not exist for host address {} ({} bytes)",
-                Addr(it.begin),
-                it.size
-            ));
-            return Err(Error::NotPresent {
-                host: it.begin,
-                size: it.size,
-            });
+            return Err(not_present("map type", it.begin, it.size));
         } else if it.size > 0 {
             let queue = ai.queue()?;
             let alloc = dev.alloc(it.size, AllocKind::Device, Some(queue))?;
@@ -133,7 +117,8 @@ impl Runtime {
         let e = table.get(id).expect("live entry");
         let tgt = e.tgt_ptr(it.begin);
         let always = it.ty & mt::ALWAYS != 0;
-        if it.ty & mt::TO != 0 && (is_new || always || it.force_to) && it.size != 0 {
+        let copy_in = it.ty & mt::TO != 0 && (is_new || always || it.force_to) && it.size != 0;
+        if copy_in {
             trace::transfer(info, dev.id, true, it.begin, tgt, it.size, it.name);
             let shadows: Vec<ShadowPointer> = shadows_in(e, it.begin, it.size);
             let queue = ai.queue()?;
@@ -149,10 +134,10 @@ impl Runtime {
                 }
                 return Err(e);
             }
-            let e = table.get_mut(id).expect("live entry");
-            ai.mark_pending(e, id)?;
-        } else if is_new {
-            // A new allocation without data: other queues still wait for the allocation.
+        }
+        if copy_in || is_new {
+            // Other queues that use the entry before this construct synchronises wait for its
+            // allocation and copy.
             let e = table.get_mut(id).expect("live entry");
             ai.mark_pending(e, id)?;
         }
@@ -223,9 +208,8 @@ impl Runtime {
             let force_to = match member_of(ty) {
                 Some(p) if ty & mt::PTR_AND_OBJ == 0 && p < args.len() => {
                     let table = lock(&dev.table);
-                    let l = table.lookup(args.begins[p], args.size(p));
-                    l.entry
-                        .filter(|_| l.contained)
+                    table
+                        .containing(args.begins[p], args.size(p))
                         .and_then(|id| table.get(id))
                         .is_some_and(|e| e.total_refs() == Some(1))
                 }
@@ -274,10 +258,8 @@ impl Runtime {
     ) -> Result<()> {
         {
             let mut table = lock(&dev.table);
-            let l = table.lookup(ptr_host, WORD);
-            let Some(e) = l
-                .entry
-                .filter(|_| l.contained)
+            let Some(e) = table
+                .containing(ptr_host, WORD)
                 .and_then(|id| table.get_mut(id))
             else {
                 return Ok(());
@@ -298,7 +280,7 @@ impl Runtime {
 
     /// `__tgt_target_data_end_mapper` (and the exit half of a target region).
     pub fn data_end(&self, dev: &Device, args: &MapArgs<'_>, ai: &mut AsyncInfo) -> Result<()> {
-        let info = self.info();
+        let info = self.info_level();
         for i in (0..args.len()).rev() {
             let ty = args.ty(i);
             if args.mapper(i) != 0 {
@@ -326,12 +308,7 @@ impl Runtime {
                 .filter(|_| l.contained || (implicit && l.is_extension()));
             let Some(id) = found else {
                 if ty & mt::PRESENT != 0 {
-                    message(format_args!(
-                        "device mapping required by 'present' map type modifier does not exist for host address {} ({} bytes)",
-                        Addr(begin),
-                        size
-                    ));
-                    return Err(Error::NotPresent { host: begin, size });
+                    return Err(not_present("map type", begin, size));
                 }
                 continue;
             };
@@ -372,7 +349,6 @@ impl Runtime {
 
     /// `__tgt_target_data_update_mapper`.
     pub fn data_update(&self, dev: &Device, args: &MapArgs<'_>, ai: &mut AsyncInfo) -> Result<()> {
-        let info = self.info();
         for i in 0..args.len() {
             let ty = args.ty(i);
             if args.mapper(i) != 0 {
@@ -394,54 +370,7 @@ impl Runtime {
                 self.update_strided(dev, args.bases[i], dims, ty, args.name(i), ai)?;
                 continue;
             }
-            let (begin, size) = (args.begins[i], args.size(i));
-            let mut table = lock(&dev.table);
-            let l = table.lookup(begin, size);
-            let Some(id) = l.entry.filter(|_| l.contained) else {
-                if ty & mt::PRESENT != 0 {
-                    message(format_args!(
-                        "device mapping required by 'present' motion modifier does not exist for host address {} ({} bytes)",
-                        Addr(begin),
-                        size
-                    ));
-                    return Err(Error::NotPresent { host: begin, size });
-                }
-                continue;
-            };
-            let e = table.get(id).expect("live entry");
-            trace::mapping_exists(
-                info,
-                dev.id,
-                e,
-                begin,
-                size,
-                false,
-                false,
-                RefAction::Suppressed,
-                false,
-                None,
-            );
-            ai.order_after(e.pending)?;
-            let tgt = e.tgt_ptr(begin);
-            let shadows = shadows_in(e, begin, size);
-            if size == 0 {
-                continue;
-            }
-            let queue = ai.queue()?;
-            if ty & mt::TO != 0 {
-                trace::transfer(info, dev.id, true, begin, tgt, size, args.name(i));
-                dev.copy(CopyKind::HostToDevice, tgt, begin, size, Some(queue))?;
-                reattach(dev, &table, &shadows, ai)?;
-                if let Some(e) = table.get_mut(id) {
-                    ai.mark_pending(e, id)?;
-                }
-            }
-            if ty & mt::FROM != 0 {
-                trace::transfer(info, dev.id, false, begin, tgt, size, args.name(i));
-                dev.copy(CopyKind::DeviceToHost, begin, tgt, size, Some(queue))?;
-                ai.restores
-                    .extend(shadows.iter().map(|s| (s.host_addr, s.host_value)));
-            }
+            self.update_run(dev, args.begins[i], args.size(i), ty, args.name(i), ai)?;
         }
         Ok(())
     }
@@ -494,7 +423,10 @@ impl Runtime {
         }
     }
 
-    /// One contiguous run of a strided update.
+    /// `target update` of one contiguous range (a whole item, or one run of a strided item):
+    /// nothing happens unless the range lies inside a mapping (a `present` motion modifier
+    /// makes that an error); pointers attached inside it keep their device values on the
+    /// device and their host values on the host.
     fn update_run(
         &self,
         dev: &Device,
@@ -504,34 +436,59 @@ impl Runtime {
         name: Option<&'static CStr>,
         ai: &mut AsyncInfo,
     ) -> Result<()> {
-        let info = self.info();
-        let table = lock(&dev.table);
-        let l = table.lookup(host, size);
-        let Some(e) = l.entry.filter(|_| l.contained).and_then(|id| table.get(id)) else {
+        let info = self.info_level();
+        let mut table = lock(&dev.table);
+        let Some(id) = table.containing(host, size) else {
             if ty & mt::PRESENT != 0 {
-                message(format_args!(
-                    "device mapping required by 'present' motion modifier does not exist for host address {} ({} bytes)",
-                    Addr(host),
-                    size
-                ));
-                return Err(Error::NotPresent { host, size });
+                return Err(not_present("motion", host, size));
             }
             return Ok(());
         };
+        let e = table.get(id).expect("live entry");
+        trace::mapping_exists(
+            info,
+            dev.id,
+            e,
+            host,
+            size,
+            false,
+            false,
+            RefAction::Suppressed,
+            false,
+            None,
+        );
         ai.order_after(e.pending)?;
+        if size == 0 {
+            return Ok(());
+        }
         let tgt = e.tgt_ptr(host);
-        drop(table);
+        let shadows = shadows_in(e, host, size);
         let queue = ai.queue()?;
         if ty & mt::TO != 0 {
             trace::transfer(info, dev.id, true, host, tgt, size, name);
             dev.copy(CopyKind::HostToDevice, tgt, host, size, Some(queue))?;
+            reattach(dev, &table, &shadows, ai)?;
+            let e = table.get_mut(id).expect("live entry");
+            ai.mark_pending(e, id)?;
         }
         if ty & mt::FROM != 0 {
             trace::transfer(info, dev.id, false, host, tgt, size, name);
             dev.copy(CopyKind::DeviceToHost, host, tgt, size, Some(queue))?;
+            ai.restores
+                .extend(shadows.iter().map(|s| (s.host_addr, s.host_value)));
         }
         Ok(())
     }
+}
+
+/// LLVM's message when data a `present` modifier requires is not mapped; `what` is
+/// `map type` or `motion`.
+fn not_present(what: &str, host: usize, size: usize) -> Error {
+    message(format_args!(
+        "device mapping required by 'present' {what} modifier does not exist for host address {} ({size} bytes)",
+        Addr(host)
+    ));
+    Error::NotPresent { host, size }
 }
 
 fn null_reason(ty: u64) -> &'static str {
@@ -560,8 +517,10 @@ fn reattach(
     ai: &mut AsyncInfo,
 ) -> Result<()> {
     for s in shadows {
-        let l = table.lookup(s.host_addr, WORD);
-        let Some(e) = l.entry.filter(|_| l.contained).and_then(|id| table.get(id)) else {
+        let Some(e) = table
+            .containing(s.host_addr, WORD)
+            .and_then(|id| table.get(id))
+        else {
             continue;
         };
         ai.write_word(dev, e.tgt_ptr(s.host_addr), s.tgt_value)?;

@@ -324,37 +324,33 @@ impl Runtime {
         if self.policy() == Policy::Disabled {
             return Ok(None);
         }
-        let count = self.num_devices();
-        if count == 0 {
-            return Err(Error::InvalidDevice { id, count });
+        // One look at the device list: the initial device (numbered after the last device)
+        // means the host; any other unknown number is an error.
+        match self.device_unloaded(id) {
+            Ok(device) => {
+                self.load_images(&device)?;
+                Ok(Some(device))
+            }
+            Err(Error::InvalidDevice { count, .. }) if count > 0 && id == count as i64 => Ok(None),
+            Err(e) => Err(e),
         }
-        if id == count as i64 {
-            return Ok(None);
-        }
-        let device = self.device(id)?;
-        Ok(Some(device))
     }
 
     /// Device `id` with every registered binary loaded on it.
     pub fn device(&self, id: i64) -> Result<Arc<Device>> {
-        let device = {
-            let devices = self.devices.read().unwrap_or_else(|e| e.into_inner());
-            usize::try_from(id)
-                .ok()
-                .and_then(|i| devices.get(i).cloned())
-                .ok_or(Error::InvalidDevice {
-                    id,
-                    count: devices.len(),
-                })?
-        };
-        let generation = self.generation.load(Ordering::Acquire);
-        if device.loaded_generation_is(generation) {
-            return Ok(device);
+        let device = self.device_unloaded(id)?;
+        self.load_images(&device)?;
+        Ok(device)
+    }
+
+    /// Loads the binaries registered since `device` last loaded (one atomic load when none).
+    fn load_images(&self, device: &Device) -> Result<()> {
+        if device.loaded_generation_is(self.generation.load(Ordering::Acquire)) {
+            return Ok(());
         }
         let registry = self.registry.read().unwrap_or_else(|e| e.into_inner());
         let generation = self.generation.load(Ordering::Acquire);
-        device.ensure_loaded(&registry.binaries, generation, self.num_devices())?;
-        Ok(device)
+        device.ensure_loaded(&registry.binaries, generation, self.num_devices())
     }
 
     /// The device without loading images (API calls that only touch memory).

@@ -445,18 +445,7 @@ impl Runtime {
             return Ok(());
         };
         let e = table.get(id).expect("live entry");
-        trace::mapping_exists(
-            info,
-            dev.id,
-            e,
-            host,
-            size,
-            false,
-            false,
-            RefAction::Suppressed,
-            false,
-            None,
-        );
+        trace::mapping_looked_up(info, dev.id, e, host, size);
         ai.order_after(e.pending)?;
         if size == 0 {
             return Ok(());

@@ -1,7 +1,7 @@
 //! A target region: map the arguments, launch the kernel, unmap (LLVM's `target`).
 
 use super::map_type as mt;
-use super::trace::{self, RefAction, Region, SourceLoc};
+use super::trace::{self, Region, SourceLoc};
 use super::{AsyncInfo, MapArgs};
 use crate::device::{Device, lock};
 use crate::error::{Error, Result};
@@ -96,18 +96,7 @@ impl Runtime {
                 let tgt = match l.entry.filter(|_| l.contained || l.is_extension()) {
                     Some(id) => {
                         let e = table.get(id).expect("live entry");
-                        trace::mapping_exists(
-                            info,
-                            dev.id,
-                            e,
-                            begin,
-                            size,
-                            false,
-                            false,
-                            RefAction::Suppressed,
-                            false,
-                            None,
-                        );
+                        trace::mapping_looked_up(info, dev.id, e, begin, size);
                         e.tgt_ptr(begin)
                     }
                     // Nothing mapped (a zero-length section): the pointer keeps its host

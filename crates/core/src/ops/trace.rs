@@ -180,6 +180,22 @@ pub fn mapping_exists(
     );
 }
 
+/// 0x02 for a lookup that leaves the counts alone (update, kernel arguments).
+pub fn mapping_looked_up(level: u32, device: usize, e: &Entry, begin: usize, size: usize) {
+    mapping_exists(
+        level,
+        device,
+        e,
+        begin,
+        size,
+        false,
+        false,
+        RefAction::Suppressed,
+        false,
+        None,
+    );
+}
+
 /// 0x08: a new mapping.
 pub fn creating(level: u32, device: usize, e: &Entry) {
     if level & info::MAPPING_CHANGED == 0 {

@@ -1,5 +1,6 @@
-//! The link to libomp: `omp_get_default_device` and `__kmpc_get_target_offload`, looked up by
-//! name at run time (libomp is loaded before us; a program without it gets the defaults).
+//! The link to libomp: `omp_get_default_device`, `__kmpc_get_target_offload` and the tasking
+//! entry points, looked up by name once at run time (libomp is loaded before us; a program
+//! without it gets the defaults).
 
 use omptarget_core::HostRuntime;
 use std::ffi::CStr;
@@ -12,10 +13,8 @@ pub struct Libomp {
 }
 
 fn lookup(name: &CStr) -> Option<IntFn> {
-    // SAFETY: dlsym with RTLD_DEFAULT and a NUL-terminated name; a non-null result is the
-    // address of libomp's function of type `int(void)`.
-    let p = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
-    // SAFETY: see above: both are `int(void)` C functions.
+    let p = symbol(name);
+    // SAFETY: both names are libomp's `int(void)` functions.
     (!p.is_null()).then(|| unsafe { std::mem::transmute::<*mut libc::c_void, IntFn>(p) })
 }
 
@@ -52,6 +51,39 @@ struct DependInfo {
 type GlobalThreadNum = unsafe extern "C" fn(*const libc::c_void) -> i32;
 type WaitDeps =
     unsafe extern "C" fn(*const libc::c_void, i32, i32, *mut DependInfo, i32, *mut DependInfo);
+type AsyncHandlePtr = unsafe extern "C" fn(i32) -> *mut *mut libc::c_void;
+
+/// libomp's tasking entry points, looked up by name once (a `nowait` construct needs two of
+/// them every time).
+struct Tasking {
+    global_thread_num: Option<GlobalThreadNum>,
+    wait_deps: Option<WaitDeps>,
+    async_handle: Option<AsyncHandlePtr>,
+}
+
+fn symbol(name: &CStr) -> *mut libc::c_void {
+    // SAFETY: dlsym with RTLD_DEFAULT and a NUL-terminated name; null when absent.
+    unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) }
+}
+
+fn tasking() -> &'static Tasking {
+    static TASKING: std::sync::OnceLock<Tasking> = std::sync::OnceLock::new();
+    TASKING.get_or_init(|| {
+        let (g, w, h) = (
+            symbol(c"__kmpc_global_thread_num"),
+            symbol(c"__kmpc_omp_wait_deps"),
+            symbol(c"__kmpc_omp_get_target_async_handle_ptr"),
+        );
+        // SAFETY: non-null results are libomp's functions with the signatures above.
+        unsafe {
+            Tasking {
+                global_thread_num: (!g.is_null()).then(|| std::mem::transmute(g)),
+                wait_deps: (!w.is_null()).then(|| std::mem::transmute(w)),
+                async_handle: (!h.is_null()).then(|| std::mem::transmute(h)),
+            }
+        }
+    })
+}
 
 /// Blocks until the tasks that the `ndeps` depend objects at `deps` name have completed
 /// (`__kmpc_omp_wait_deps`), so an `_async` routine can run in order right away.
@@ -59,25 +91,17 @@ pub fn wait_depend_objects(ndeps: i32, deps: *mut libc::c_void) {
     if ndeps <= 0 || deps.is_null() {
         return;
     }
-    // SAFETY: dlsym lookups of libomp's entry points by name; null when absent.
-    let (gtid, wait) = unsafe {
-        (
-            libc::dlsym(libc::RTLD_DEFAULT, c"__kmpc_global_thread_num".as_ptr()),
-            libc::dlsym(libc::RTLD_DEFAULT, c"__kmpc_omp_wait_deps".as_ptr()),
-        )
-    };
-    if gtid.is_null() || wait.is_null() {
+    let t = tasking();
+    let (Some(gtid), Some(wait)) = (t.global_thread_num, t.wait_deps) else {
         return;
-    }
+    };
     // SAFETY: `deps` holds `ndeps` omp_depend_t values, each pointing at a kmp_depend_info_t
     // that libomp initialised (`depobj` construct).
     let mut list: Vec<DependInfo> = (0..ndeps as usize)
         .map(|i| unsafe { **(deps as *const *const DependInfo).add(i) })
         .collect();
-    // SAFETY: both symbols are libomp's, with the signatures above.
+    // SAFETY: libomp's functions, called with a list of `ndeps` dependences.
     unsafe {
-        let gtid: GlobalThreadNum = std::mem::transmute(gtid);
-        let wait: WaitDeps = std::mem::transmute(wait);
         let id = gtid(std::ptr::null());
         wait(
             std::ptr::null(),
@@ -90,30 +114,15 @@ pub fn wait_depend_objects(ndeps: i32, deps: *mut libc::c_void) {
     }
 }
 
-type AsyncHandlePtr = unsafe extern "C" fn(i32) -> *mut *mut libc::c_void;
-
 /// The async-handle slot of the libomp target task running on this thread
 /// (`__kmpc_omp_get_target_async_handle_ptr`), or `None` outside a target task or without
 /// libomp: the construct then completes before returning.
 pub fn target_async_handle() -> Option<*mut *mut libc::c_void> {
-    // SAFETY: dlsym lookups by name; null when absent.
-    let (gtid, handle) = unsafe {
-        (
-            libc::dlsym(libc::RTLD_DEFAULT, c"__kmpc_global_thread_num".as_ptr()),
-            libc::dlsym(
-                libc::RTLD_DEFAULT,
-                c"__kmpc_omp_get_target_async_handle_ptr".as_ptr(),
-            ),
-        )
-    };
-    if gtid.is_null() || handle.is_null() {
+    let t = tasking();
+    let (Some(gtid), Some(handle)) = (t.global_thread_num, t.async_handle) else {
         return None;
-    }
-    // SAFETY: both are libomp's functions with these signatures.
-    let slot = unsafe {
-        let gtid: GlobalThreadNum = std::mem::transmute(gtid);
-        let handle: AsyncHandlePtr = std::mem::transmute(handle);
-        handle(gtid(std::ptr::null()))
     };
+    // SAFETY: libomp's functions; the slot belongs to the calling thread's current task.
+    let slot = unsafe { handle(gtid(std::ptr::null())) };
     (!slot.is_null()).then_some(slot)
 }

@@ -430,9 +430,10 @@ impl Device {
         kind: AllocKind,
         queue: Option<QueueId>,
     ) -> Result<()> {
+        // Only devices with a size-class cache pay for the size lookup (a lock) on free.
         if kind == AllocKind::Device
-            && let Some(size) = lock(&self.cached_sizes).remove(&ptr)
             && let Some(mm) = self.memory_manager()
+            && let Some(size) = lock(&self.cached_sizes).remove(&ptr)
             && mm.give_back(ptr, size)
         {
             return Ok(());

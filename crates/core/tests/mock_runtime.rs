@@ -5,7 +5,7 @@ use omptarget_core::image::OffloadEntry;
 use omptarget_core::ops::map_type as mt;
 use omptarget_core::ops::trace::SourceLoc;
 use omptarget_core::plugin::LaunchConfig;
-use omptarget_core::{Config, Error, MapArgs, NoHostRuntime, Runtime};
+use omptarget_core::{AsyncInfo, Config, Device, Error, MapArgs, NoHostRuntime, Runtime};
 use omptarget_plugin_mock::{MAGIC, MockPlugin, MockState, Op, OpKind};
 use std::sync::Arc;
 
@@ -87,40 +87,35 @@ fn with_args<R>(items: &[(usize, i64, u64)], f: impl FnOnce(&mut MapArgs<'_>) ->
     f(&mut args)
 }
 
-fn enter(fx: &Fixture, items: &[(usize, i64, u64)]) -> Result<(), Error> {
+/// Runs one blocking construct on device 0: `op`, then the synchronisation.
+fn construct(
+    fx: &Fixture,
+    items: &[(usize, i64, u64)],
+    op: impl FnOnce(&Runtime, &Device, &mut MapArgs<'_>, &mut AsyncInfo) -> Result<(), Error>,
+) -> Result<(), Error> {
     let dev = fx.rt.device(0)?;
     with_args(items, |args| {
         let mut ai = fx.rt.async_info(&dev);
-        let r = fx.rt.data_begin(&dev, args, &mut ai);
+        let r = op(&fx.rt, &dev, args, &mut ai);
         ai.synchronize().and(r)
     })
+}
+
+fn enter(fx: &Fixture, items: &[(usize, i64, u64)]) -> Result<(), Error> {
+    construct(fx, items, |rt, dev, args, ai| rt.data_begin(dev, args, ai))
 }
 
 fn exit(fx: &Fixture, items: &[(usize, i64, u64)]) -> Result<(), Error> {
-    let dev = fx.rt.device(0)?;
-    with_args(items, |args| {
-        let mut ai = fx.rt.async_info(&dev);
-        let r = fx.rt.data_end(&dev, args, &mut ai);
-        ai.synchronize().and(r)
-    })
+    construct(fx, items, |rt, dev, args, ai| rt.data_end(dev, args, ai))
 }
 
 fn target(fx: &Fixture, items: &[(usize, i64, u64)]) -> Result<(), Error> {
-    let dev = fx.rt.device(0)?;
-    with_args(items, |args| {
-        let mut ai = fx.rt.async_info(&dev);
-        let r = fx.rt.target(
-            &dev,
-            fx.region,
-            args,
-            &LaunchConfig {
-                version: 3,
-                ..Default::default()
-            },
-            &SourceLoc::default(),
-            &mut ai,
-        );
-        ai.synchronize().and(r)
+    let config = LaunchConfig {
+        version: 3,
+        ..Default::default()
+    };
+    construct(fx, items, |rt, dev, args, ai| {
+        rt.target(dev, fx.region, args, &config, &SourceLoc::default(), ai)
     })
 }
 

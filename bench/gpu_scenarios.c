@@ -132,14 +132,14 @@ int main(int argc, char **argv) {
   memset(big, 0, bytes);
   /* per: regions per iteration (the per-region time is aggregate over threads and tasks) */
   struct { const char *name; fn_t f; long iters; int per; } s[] = {
-      {"empty", empty, 20000, 1},
-      {"map64B", map64, 20000, 1},
+      {"empty", empty, 10000, 1},
+      {"map64B", map64, 10000, 1},
       {"alloc64MiB_kernel", alloc64m, 200, 1},
       {"alloc1GiB_kernel", alloc1g, 20, 1},
       {"enter_kernel_exit64MiB", enter_exit64m, 200, 1},
       {"threads8_alloc64MiB", threads8_alloc64m, 25, 8},
       {"tofrom64MiB_pageable", tofrom64m, 20, 1},
-      {"arrays16x1KiB", arrays16, 5000, 1},
+      {"arrays16x1KiB", arrays16, 1000, 1},
       {"nowait32x4MiB", nowait32_4m, 5, 32},
   };
   int ran = 0;

@@ -10,6 +10,10 @@
 #   examples     examples/ under ours and LLVM with OMP_TARGET_OFFLOAD=MANDATORY
 #   bench        `omptarget bench` for each bench/ binary, LLVM vs ours
 #   sanitize     each v7 binary under ours with compute-sanitizer --tool memcheck
+#   perf         the GPU performance table: bench/gpu_scenarios under LLVM 19 and ours with
+#                each scenario's driver floor (`omptarget bench --floor`), the 64 B row with
+#                LIBOMPTARGET_MEMORY_MANAGER_THRESHOLD=0, ours without staging, per-scenario
+#                driver-call profiles, kernel geometry and (with ncu) kernel durations
 #   all          conformance examples bench sanitize
 # env: GPU_OUT     what build.sh made (default gpu/out; gpu/out-host for a dry run here)
 #      LLVM19_DIR  LLVM 19's runtime folder (default: GPU_OUT/llvm19, unpacked from
@@ -357,6 +361,54 @@ bench() {
   done
 }
 
+# ------------------------------------------------------------------ perf
+perf() {
+  local sc=$G/bench/gpu_scenarios log=$LOGDIR/perf.log runs=${PERF_RUNS:-3}
+  [[ -x $sc ]] || { say "perf: no $sc"; failed=1; return; }
+  : > "$log"
+  local ours_env=(env "LD_LIBRARY_PATH=$OURS:$EXTRA_LIB") llvm_env=(env "LD_LIBRARY_PATH=$LLVM:$EXTRA_LIB")
+  say "== perf: gpu_scenarios under LLVM 19 and ours ($runs runs each, alternating) and the floors"
+  (cd "$W/cwd" && timeout -k 5 "$(tmo 360)" "$G/bin/omptarget" bench "$sc" --ours "$OURS" --llvm "$LLVM" \
+    --extra-lib-path "$EXTRA_LIB" --runs "$runs" --floor -- all 5 1) > "$W/perf.out" 2>&1 || { failed=1; say "perf: bench failed"; }
+  tee -a "$SUMMARY" < "$W/perf.out" >> "$log"
+  say "-- map64B with LIBOMPTARGET_MEMORY_MANAGER_THRESHOLD=0"
+  (cd "$W/cwd" && timeout -k 5 "$(tmo 200)" "$G/bin/omptarget" bench "$sc" --ours "$OURS" --llvm "$LLVM" \
+    --extra-lib-path "$EXTRA_LIB" --runs "$runs" --env LIBOMPTARGET_MEMORY_MANAGER_THRESHOLD=0 --tag mm_threshold0 \
+    -- map64B 5 2) > "$W/perf.out" 2>&1 || { failed=1; say "perf: mm bench failed"; }
+  tee -a "$SUMMARY" < "$W/perf.out" >> "$log"
+  say "-- ours with OMPTARGET_RS_CUDA_STAGING_LIMIT=0 (the driver's pageable path), one run"
+  (cd "$W/cwd" && OMPTARGET_RS_CUDA_STAGING_LIMIT=0 timeout -k 5 "$(tmo 120)" "${ours_env[@]}" "$sc" all 5 1) 2>&1 | tee -a "$SUMMARY" >> "$log"
+  say "-- ours with LLVM's blocking-sync context (OMPTARGET_RS_CUDA_BLOCKING_SYNC=1), one run"
+  (cd "$W/cwd" && OMPTARGET_RS_CUDA_BLOCKING_SYNC=1 timeout -k 5 "$(tmo 120)" "${ours_env[@]}" "$sc" all 5 1) 2>&1 | tee -a "$SUMMARY" >> "$log"
+  echo "-- driver-call profiles under ours (OMPTARGET_RS_PROFILE=1, one rep, scale 5)" | tee -a "$SUMMARY" >> "$log"
+  local s
+  for s in empty map64B alloc64MiB_kernel alloc1GiB_kernel threads8_alloc64MiB tofrom64MiB_pageable arrays16x1KiB nowait32x4MiB; do
+    echo "--- $s" >> "$log"
+    (cd "$W/cwd" && OMPTARGET_RS_PROFILE=1 timeout -k 5 "$(tmo 60)" "${ours_env[@]}" "$sc" "$s" 1 5) >> "$log" 2>&1
+  done
+  grep -A7 -E '^--- |^scenario=' "$log" | grep -E '^--- | calls ' | head -n 60 | cut -c1-110 | tee -a "$SUMMARY" > /dev/null
+  echo "-- kernel geometry (LIBOMPTARGET_INFO=0x10, one region)" >> "$log"
+  for s in alloc64MiB_kernel alloc1GiB_kernel; do
+    for e in ours llvm; do
+      local -n envv=${e}_env
+      echo "--- $s $e" >> "$log"
+      (cd "$W/cwd" && LIBOMPTARGET_INFO=16 timeout -k 5 "$(tmo 60)" "${envv[@]}" "$sc" "$s" 1 1000) 2>&1 | grep -m 2 -i 'launching' >> "$log"
+    done
+  done
+  grep -A1 -E '^--- alloc' "$log" | cut -c1-200 | tee -a "$SUMMARY" > /dev/null
+  local ncu; ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null || true)
+  if [[ -n $ncu ]]; then
+    echo "-- kernel durations with ncu (gpu__time_duration.sum)" | tee -a "$SUMMARY" >> "$log"
+    for s in alloc64MiB_kernel alloc1GiB_kernel; do
+      echo "--- $s ours (clang's kernel)" >> "$log"
+      (cd "$W/cwd" && timeout -k 5 "$(tmo 120)" "${ours_env[@]}" "$ncu" --clock-control none --metrics gpu__time_duration.sum -c 3 "$sc" "$s" 1 1000) 2>&1 | grep -E 'gpu__time_duration|==PROF==|Error' | tail -n 3 >> "$log"
+      echo "--- $s floor (fill kernel)" >> "$log"
+      (cd "$W/cwd" && timeout -k 5 "$(tmo 120)" env "LD_LIBRARY_PATH=$EXTRA_LIB" "$ncu" --clock-control none --metrics gpu__time_duration.sum -k fill -c 3 "$G/bin/omptarget" floor "$s" --reps 1) 2>&1 | grep -E 'gpu__time_duration|Error' | tail -n 3 >> "$log"
+    done
+    grep -A3 -E '^--- alloc.*(kernel|floor)' "$log" | cut -c1-160 | tee -a "$SUMMARY" > /dev/null
+  fi
+}
+
 # ------------------------------------------------------------------ sanitize
 sanitize() {
   if [[ -z $SANITIZER ]]; then say "== sanitize: compute-sanitizer not found: skipped"; return; fi
@@ -407,8 +459,8 @@ sanitize() {
 
 for m in "${modes[@]}"; do
   case $m in
-    conformance|examples|bench|sanitize) $m ;;
-    *) say "run.sh: unknown mode $m (conformance, examples, bench, sanitize, all)"; failed=1 ;;
+    conformance|examples|bench|sanitize|perf) $m ;;
+    *) say "run.sh: unknown mode $m (conformance, examples, bench, sanitize, perf, all)"; failed=1 ;;
   esac
 done
 

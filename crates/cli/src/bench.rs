@@ -11,6 +11,12 @@ pub struct Options {
     pub llvm: PathBuf,
     pub runs: usize,
     pub extra_lib_path: Option<String>,
+    /// `K=V` pairs set for both runtimes' runs.
+    pub env: Vec<String>,
+    /// Appended to each scenario's name (`NAME_TAG`), e.g. for a run under another setting.
+    pub tag: Option<String>,
+    /// Also measure each scenario's raw floor with the CUDA driver (floor.rs).
+    pub floor: bool,
     pub args: Vec<String>,
 }
 
@@ -22,9 +28,13 @@ fn run_once(o: &Options, lib: &Path, into: &mut Samples) -> Result<(), String> {
     if let Some(extra) = &o.extra_lib_path {
         path = format!("{path}:{extra}");
     }
-    let out = Command::new(&o.program)
-        .args(&o.args)
-        .env("LD_LIBRARY_PATH", &path)
+    let mut cmd = Command::new(&o.program);
+    cmd.args(&o.args).env("LD_LIBRARY_PATH", &path);
+    for kv in &o.env {
+        let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+        cmd.env(k, v);
+    }
+    let out = cmd
         .output()
         .map_err(|e| format!("cannot run {}: {e}", o.program.display()))?;
     if !out.status.success() {
@@ -47,6 +57,10 @@ fn run_once(o: &Options, lib: &Path, into: &mut Samples) -> Result<(), String> {
             }
         }
         if let (Some(s), Some(m)) = (scenario, median) {
+            let s = match &o.tag {
+                Some(t) => format!("{s}_{t}"),
+                None => s,
+            };
             into.entry(s).or_default().push(m);
         }
     }
@@ -71,6 +85,11 @@ pub fn run(o: &Options) -> Result<(), String> {
     if o.runs == 0 {
         return Err("--runs must be at least 1".into());
     }
+    for kv in &o.env {
+        if !kv.contains('=') {
+            return Err(format!("--env {kv}: expected NAME=VALUE"));
+        }
+    }
     for (what, dir) in [("ours", &o.ours), ("llvm", &o.llvm)] {
         if !dir.join("libomptarget.so.19.1").exists() {
             return Err(format!(
@@ -86,16 +105,30 @@ pub fn run(o: &Options) -> Result<(), String> {
         run_once(o, &o.llvm, &mut llvm)?;
         run_once(o, &o.ours, &mut ours)?;
     }
-    println!(
-        "{:<28} {:>14} {:>14} {:>12}",
+    // The floors are measured after the runs, in this process, on the same GPU.
+    let floors: BTreeMap<String, f64> = if o.floor {
+        crate::floor::run("all", 5, false)?.into_iter().collect()
+    } else {
+        BTreeMap::new()
+    };
+    print!(
+        "{:<32} {:>14} {:>14} {:>12}",
         "scenario", "LLVM 19 (us)", "ours (us)", "LLVM/ours"
     );
+    if o.floor {
+        print!(" {:>12} {:>11}", "floor (us)", "ours/floor");
+    }
+    println!();
     for (scenario, l) in &llvm {
         let Some(r) = ours.get(scenario) else {
             continue;
         };
         let (lm, rm) = (median(l), median(r));
-        println!("{scenario:<28} {lm:>14.3} {rm:>14.3} {:>11.2}x", lm / rm);
+        print!("{scenario:<32} {lm:>14.3} {rm:>14.3} {:>11.2}x", lm / rm);
+        if let Some(f) = floors.get(scenario) {
+            print!(" {f:>12.3} {:>10.2}x", rm / f);
+        }
+        println!();
     }
     println!(
         "(median over {} runs of each run's per-region median; runs alternate between runtimes)",

@@ -1,6 +1,7 @@
 //! `omptarget`: device information and benchmarks for omptarget-rs.
 
 mod bench;
+mod floor;
 
 use clap::{Parser, Subcommand};
 use omptarget_core::runtime::default_plugins;
@@ -40,9 +41,28 @@ enum Command {
         /// Extra folders appended to LD_LIBRARY_PATH (e.g. the CUDA driver's).
         #[arg(long)]
         extra_lib_path: Option<String>,
+        /// NAME=VALUE set in the environment of both runtimes' runs (repeatable).
+        #[arg(long)]
+        env: Vec<String>,
+        /// Appended to every scenario name as NAME_TAG (for runs under another setting).
+        #[arg(long)]
+        tag: Option<String>,
+        /// Also measure each scenario's raw floor with the CUDA driver (see `floor`).
+        #[arg(long)]
+        floor: bool,
         /// Arguments passed to the program.
         #[arg(last = true)]
         args: Vec<String>,
+    },
+    /// Measures the raw floor of each GPU scenario of bench/gpu_scenarios.c: the same device
+    /// work done directly with the CUDA driver API (prints `floor=NAME median_us=X`).
+    Floor {
+        /// A scenario name, or "all".
+        #[arg(default_value = "all")]
+        scenario: String,
+        /// Repetitions (the median is reported).
+        #[arg(long, default_value_t = 5)]
+        reps: usize,
     },
 }
 
@@ -53,12 +73,16 @@ fn main() -> ExitCode {
             info();
             ExitCode::SUCCESS
         }
+        Command::Floor { scenario, reps } => floor(&scenario, reps),
         Command::Bench {
             program,
             ours,
             llvm,
             runs,
             extra_lib_path,
+            env,
+            tag,
+            floor,
             args,
         } => match bench::run(&bench::Options {
             program,
@@ -66,6 +90,9 @@ fn main() -> ExitCode {
             llvm,
             runs,
             extra_lib_path,
+            env,
+            tag,
+            floor,
             args,
         }) {
             Ok(()) => ExitCode::SUCCESS,
@@ -74,6 +101,20 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+    }
+}
+
+fn floor(scenario: &str, reps: usize) -> ExitCode {
+    match floor::run(scenario, reps.max(1), true) {
+        Ok(v) if v.is_empty() => {
+            eprintln!("omptarget floor: no scenario named {scenario}");
+            ExitCode::FAILURE
+        }
+        Ok(_) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("omptarget floor: {e}");
+            ExitCode::FAILURE
+        }
     }
 }
 

@@ -52,6 +52,9 @@ pub struct Config {
     /// `OMPTARGET_RS_CUDA_POOL_PREALLOCATE` (bytes, default 256 MiB; 0 disables): the CUDA
     /// memory pool is grown by this much when the device initialises.
     pub cuda_pool_preallocate: usize,
+    /// `OMPTARGET_RS_CUDA_STAGING_LIMIT` (bytes, default 512 MiB; 0 disables): pinned memory
+    /// the CUDA plugin may keep for staging copies to and from pageable host memory.
+    pub cuda_staging_limit: usize,
     /// `OMPTARGET_QUERY_COUNT_THRESHOLD` (default 5): pending `nowait` queries a thread makes
     /// before it blocks on a construct instead of polling it.
     pub query_count_threshold: i64,
@@ -82,6 +85,7 @@ impl Default for Config {
             disable_cuda_plugin: false,
             cuda_blocking_sync: false,
             cuda_pool_preallocate: 256 << 20,
+            cuda_staging_limit: 512 << 20,
             query_count_threshold: 5,
             query_count_max: 10,
             query_count_backoff_factor: 0.5,
@@ -155,6 +159,8 @@ impl Config {
                 .unwrap_or(d.cuda_blocking_sync),
             cuda_pool_preallocate: int("OMPTARGET_RS_CUDA_POOL_PREALLOCATE")
                 .map_or(d.cuda_pool_preallocate, |v| v.max(0) as usize),
+            cuda_staging_limit: int("OMPTARGET_RS_CUDA_STAGING_LIMIT")
+                .map_or(d.cuda_staging_limit, |v| v.max(0) as usize),
             query_count_threshold: int("OMPTARGET_QUERY_COUNT_THRESHOLD")
                 .unwrap_or(d.query_count_threshold),
             query_count_max: int("OMPTARGET_QUERY_COUNT_MAX").unwrap_or(d.query_count_max),

@@ -95,6 +95,7 @@ pub fn default_plugins(config: &Config) -> Vec<Arc<dyn Plugin>> {
             use_memory_pool: config.cuda_memory_pool,
             blocking_sync: config.cuda_blocking_sync,
             pool_preallocate: config.cuda_pool_preallocate,
+            staging_limit: config.cuda_staging_limit,
             info: config.info,
         };
         plugins.push(Arc::new(omptarget_plugin_cuda::CudaPlugin::new(cuda)));

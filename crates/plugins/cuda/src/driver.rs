@@ -96,6 +96,23 @@ pub fn make_current(ctx: CUcontext) -> Result<()> {
     Ok(())
 }
 
+/// Whether `ptr` is host memory the driver does not know (neither pinned, registered nor
+/// managed): copies to and from it go through the driver's slower pageable path.
+pub fn is_pageable(ptr: usize) -> bool {
+    let started = profile::start();
+    let mut ty = 0u32;
+    // SAFETY: writes one unsigned int; an unknown pointer only yields an error code.
+    let r = catch_unwind(AssertUnwindSafe(|| unsafe {
+        sys::cuPointerGetAttribute(
+            (&raw mut ty).cast(),
+            sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+            ptr as CUdeviceptr,
+        )
+    }));
+    profile::record("cuPointerGetAttribute(MEMORY_TYPE)", started);
+    !matches!(r, Ok(sys::CUresult::CUDA_SUCCESS))
+}
+
 pub fn attribute(dev: CUdevice, attr: sys::CUdevice_attribute) -> Result<i32> {
     let mut v = 0;
     // SAFETY: writes one int.

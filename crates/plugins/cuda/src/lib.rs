@@ -14,6 +14,7 @@ use cudarc::driver::sys;
 use driver::{CUcontext, CUdevice, CUdeviceptr, CUmodule, CUstream, attribute, call, make_current};
 use image::ImageKind;
 use kernel::KernelInfo;
+use omptarget_plugin::words::Words;
 use omptarget_plugin::{
     AllocKind, CopyKind, Device, DeviceInfo, DevicePtr, Error, ErrorKind, EventId, ImageInfo,
     KernelId, LaunchConfig, LoadEnv, ModuleId, Plugin, QueueId, Result,
@@ -42,6 +43,9 @@ pub struct CudaConfig {
     /// again at device initialisation, so that the pool's first growth (its physical mapping,
     /// measured at ~0.3 ms per MiB on an H200) is not paid inside the program's constructs.
     pub pool_preallocate: usize,
+    /// `OMPTARGET_RS_CUDA_STAGING_LIMIT`: pinned bytes kept for staging copies to and from
+    /// pageable host memory (0: the driver's own path for every copy; see staging.rs).
+    pub staging_limit: usize,
     /// `OMPTARGET_RS_CUDA_BLOCKING_SYNC`: set an inactive primary context to
     /// `CU_CTX_SCHED_BLOCKING_SYNC`, as LLVM does. Off by default: a sleeping host thread
     /// wakes ~16 µs later than a spinning one after each synchronisation (measured on an H200,
@@ -64,6 +68,7 @@ impl Default for CudaConfig {
             blocking_sync: false,
             info: 0,
             pool_preallocate: 256 << 20,
+            staging_limit: 512 << 20,
         }
     }
 }
@@ -329,7 +334,11 @@ impl CudaDevice {
             internal: Mutex::new(Vec::new()),
             modules: Mutex::new(Vec::new()),
             kernels: RwLock::new(Vec::new()),
-            staging: staging::Staging::default(),
+            staging: staging::Staging::new(
+                ctx,
+                config.staging_limit,
+                std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
+            ),
             limits,
             name,
             total_memory,
@@ -739,20 +748,20 @@ impl Device for CudaDevice {
             }
         };
         match queue {
-            Some(q) if kind == CopyKind::DeviceToHost && size <= staging::MAX_STAGED => {
-                // Into pinned memory, asynchronously; home at completion (see staging.rs).
-                let (buf, class) = self.staging.take(size)?;
-                // SAFETY: copies into a pinned buffer of at least `size` bytes.
-                call("cuMemcpyDtoHAsync", || unsafe {
-                    sys::cuMemcpyDtoHAsync_v2(
-                        buf as *mut std::ffi::c_void,
-                        src as CUdeviceptr,
-                        size,
-                        stream(q),
-                    )
-                })?;
-                self.staging.defer(q.0, dst, buf, size, class);
-                Ok(())
+            Some(q) if kind != CopyKind::DeviceToDevice && self.staging.enabled() => {
+                // Pageable host memory goes through pinned staging buffers (staging.rs).
+                let host = if kind == CopyKind::HostToDevice {
+                    src
+                } else {
+                    dst
+                };
+                if !driver::is_pageable(host) {
+                    issue(stream(q))
+                } else if kind == CopyKind::HostToDevice {
+                    self.staging.to_device(dst, src, size, stream(q))
+                } else {
+                    self.staging.to_host(dst, src, size, stream(q))
+                }
             }
             Some(q) => issue(stream(q)),
             None => self.on_internal_stream(issue),
@@ -814,13 +823,19 @@ impl Device for CudaDevice {
             launch_env = env_ptr;
             env_alloc = Some((buffer, env_ptr));
         }
-        let mut words: Vec<usize> = Vec::with_capacity(args.len() + 1);
+        // The argument words and the pointers to them, inline for up to 32 arguments, so a
+        // launch allocates nothing.
+        let mut words: Words<usize> = Words::default();
         if config.version >= 3 {
             words.push(launch_env);
         }
-        words.extend_from_slice(args);
-        let mut params: Vec<*mut std::ffi::c_void> =
-            words.iter_mut().map(|w| (w as *mut usize).cast()).collect();
+        for &a in args {
+            words.push(a);
+        }
+        let mut params: Words<usize> = Words::default();
+        for w in words.as_mut_slice() {
+            params.push((w as *mut usize) as usize);
+        }
         // SAFETY: one pointer-sized parameter per kernel argument, as clang's kernels take them.
         let r = call("cuLaunchKernel", || unsafe {
             sys::cuLaunchKernel(
@@ -833,7 +848,7 @@ impl Device for CudaDevice {
                 1,
                 config.dyn_cgroup_mem,
                 s,
-                params.as_mut_ptr(),
+                params.as_mut_slice().as_mut_ptr().cast(),
                 std::ptr::null_mut(),
             )
         });
@@ -875,12 +890,15 @@ impl Device for CudaDevice {
 
     fn synchronize(&self, queue: QueueId) -> Result<()> {
         self.current()?;
+        let s = stream(queue);
         // SAFETY: waits for a live stream.
-        call("cuStreamSynchronize", || unsafe {
-            sys::cuStreamSynchronize(stream(queue))
-        })?;
-        self.staging.complete(queue.0);
-        Ok(())
+        let mut wait = || {
+            call("cuStreamSynchronize", || unsafe {
+                sys::cuStreamSynchronize(s)
+            })
+        };
+        // Staged copies land as their chunks complete, then the stream is waited for.
+        self.staging.finish(queue.0, Some(&mut wait))
     }
 
     fn query(&self, queue: QueueId) -> Result<bool> {
@@ -890,7 +908,7 @@ impl Device for CudaDevice {
             sys::cuStreamQuery(stream(queue))
         })?;
         if done {
-            self.staging.complete(queue.0);
+            self.staging.finish(queue.0, None)?;
         }
         Ok(done)
     }

@@ -1,91 +1,395 @@
-//! Pinned bounce buffers for copies from the device into pageable host memory.
+//! Pinned staging buffers for copies between the device and pageable host memory.
 //!
-//! `cuMemcpyDtoHAsync` into pageable memory makes the calling thread wait for the stream (the
-//! driver copies through its own staging), so a construct's copy-out would block and several
-//! `nowait` regions would not overlap. Small copies instead go to a pinned buffer
-//! asynchronously, and the bytes reach the program's memory when the stream is found complete
-//! (`synchronize` or a successful `query`), before the construct's completion is reported.
+//! The driver copies pageable memory through its own staging: ~11 GB/s on an H200 against
+//! ~55 GB/s from pinned memory, and a copy from the device into pageable memory blocks the
+//! calling thread until the stream reaches it, so `nowait` regions would not overlap. Instead:
+//!
+//! - host → device: the bytes are copied into pinned buffers and each buffer's DMA is queued
+//!   as soon as it is filled. Large copies go in chunks of [`CHUNK`] bytes, filled by several
+//!   threads, so the host copy of one chunk overlaps the DMA of the one before; their buffers
+//!   come back when the event recorded after their DMA has completed (a bounded ring). The
+//!   buffers of small copies come back when the stream completes.
+//! - device → host: the DMA goes into pinned buffers asynchronously, and the bytes are copied
+//!   home when the construct completes (`synchronize` or a successful `query`), before its
+//!   completion is reported; for large copies chunk by chunk as each chunk's event completes,
+//!   by several threads.
+//!
+//! Pinned memory is allocated on demand up to a limit (`OMPTARGET_RS_CUDA_STAGING_LIMIT`) and
+//! kept for the process's life; past the limit a copy falls back to the driver's own path.
 
-use crate::driver::call;
+use crate::driver::{CUcontext, CUdeviceptr, CUstream, call, make_current, query};
 use cudarc::driver::sys;
-use omptarget_plugin::Result;
+use omptarget_plugin::{Error, Result};
 use std::collections::HashMap;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// Copies up to this size are staged.
-pub const MAX_STAGED: usize = 1 << 20;
+/// Copies up to this size take one buffer and need no event.
+pub const SMALL: usize = 1 << 20;
+/// Larger copies go in chunks of this size.
+pub const CHUNK: usize = 4 << 20;
 const MIN_CLASS: usize = 4096;
-const CLASSES: usize = (MAX_STAGED / MIN_CLASS).trailing_zeros() as usize + 1;
-
-struct Pending {
-    dst: usize,
-    buf: usize,
-    size: usize,
-    class: usize,
-}
-
-#[derive(Default)]
-pub struct Staging {
-    free: Mutex<Vec<Vec<usize>>>,
-    pending: Mutex<HashMap<usize, Vec<Pending>>>,
-}
+const CLASSES: usize = (CHUNK / MIN_CLASS).trailing_zeros() as usize + 1;
+/// Copies of at least this size are split between helper threads.
+const PARALLEL_MIN: usize = 8 << 20;
 
 fn class_of(size: usize) -> usize {
     (size.max(MIN_CLASS).next_power_of_two() / MIN_CLASS).trailing_zeros() as usize
 }
 
+fn class_size(class: usize) -> usize {
+    MIN_CLASS << class
+}
+
+/// A pinned buffer of `class_size(class)` bytes and, once needed, its event.
+struct Slot {
+    buf: usize,
+    class: usize,
+    event: usize,
+}
+
+/// A device → host copy waiting to land: its chunks, in order.
+struct Landing {
+    chunks: Vec<(usize, usize, Slot)>,
+    /// Each chunk's slot event was recorded after its DMA (large copies).
+    evented: bool,
+}
+
+#[derive(Default)]
+struct PerStream {
+    landings: Vec<Landing>,
+    /// Buffers of small host → device copies, free once the stream completes.
+    release: Vec<Slot>,
+}
+
+#[derive(Default)]
+struct Pool {
+    free: Vec<Vec<Slot>>,
+    /// Buffers whose DMA was followed by an event, oldest first.
+    in_flight: Vec<Slot>,
+    bytes: usize,
+}
+
+pub struct Staging {
+    ctx: CUcontext,
+    limit: usize,
+    helpers: usize,
+    pool: Mutex<Pool>,
+    pending: Mutex<HashMap<usize, PerStream>>,
+}
+
+// SAFETY: the context handle is only passed to the driver, which accepts it from any thread.
+unsafe impl Send for Staging {}
+unsafe impl Sync for Staging {}
+
+fn copy_bytes(dst: usize, src: usize, size: usize) {
+    // SAFETY: callers pass ranges the core guarantees live (the program's host memory for
+    // the construct's duration) and pinned buffers of at least `size` bytes; they never
+    // overlap (one is ours).
+    unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, size) };
+}
+
 impl Staging {
-    /// A pinned buffer of at least `size` bytes (`size <= MAX_STAGED`).
-    pub fn take(&self, size: usize) -> Result<(usize, usize)> {
-        let class = class_of(size);
-        {
-            let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
-            if free.len() < CLASSES {
-                free.resize(CLASSES, Vec::new());
-            }
-            if let Some(buf) = free[class].pop() {
-                return Ok((buf, class));
-            }
+    /// `limit`: pinned bytes at most; `helpers`: threads (the caller included) for large copies.
+    pub fn new(ctx: CUcontext, limit: usize, helpers: usize) -> Self {
+        Self {
+            ctx,
+            limit,
+            helpers: helpers.max(1),
+            pool: Mutex::new(Pool::default()),
+            pending: Mutex::new(HashMap::new()),
         }
-        let mut p: *mut std::ffi::c_void = std::ptr::null_mut();
-        // SAFETY: a pinned host allocation, kept in the pool for the process's life.
-        call("cuMemAllocHost", || unsafe {
-            sys::cuMemAllocHost_v2(&mut p, MIN_CLASS << class)
-        })?;
-        Ok((p as usize, class))
     }
 
-    /// Remembers that `size` bytes in `buf` belong at `dst` once `stream` completes.
-    pub fn defer(&self, stream: usize, dst: usize, buf: usize, size: usize, class: usize) {
-        self.pending
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .entry(stream)
-            .or_default()
-            .push(Pending {
-                dst,
-                buf,
-                size,
-                class,
+    pub fn enabled(&self) -> bool {
+        self.limit > 0
+    }
+
+    /// A buffer of at least `size` bytes, or `None` past the limit. With `evented`, one whose
+    /// event exists, reusing buffers in flight once their event completed.
+    fn take(&self, size: usize, evented: bool) -> Result<Option<Slot>> {
+        let class = class_of(size);
+        let mut slot = {
+            let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
+            if pool.free.len() < CLASSES {
+                pool.free.resize_with(CLASSES, Vec::new);
+            }
+            if let Some(s) = pool.free[class].pop() {
+                Some(s)
+            } else if let Some(i) = pool.in_flight.iter().position(|s| {
+                s.class == class
+                    // SAFETY: queries a live event.
+                    && query("cuEventQuery", || unsafe { sys::cuEventQuery(s.event as sys::CUevent) })
+                        .unwrap_or(false)
+            }) {
+                Some(pool.in_flight.remove(i))
+            } else if pool.bytes + class_size(class) <= self.limit {
+                pool.bytes += class_size(class);
+                None
+            } else if let Some(i) = pool.in_flight.iter().position(|s| s.class == class) {
+                // At the limit: wait for the oldest buffer of this size in flight.
+                let s = pool.in_flight.remove(i);
+                drop(pool);
+                // SAFETY: waits for a live event.
+                call("cuEventSynchronize", || unsafe {
+                    sys::cuEventSynchronize(s.event as sys::CUevent)
+                })?;
+                Some(s)
+            } else {
+                return Ok(None);
+            }
+        };
+        if slot.is_none() {
+            let mut p: *mut std::ffi::c_void = std::ptr::null_mut();
+            // SAFETY: a pinned host allocation, kept in the pool for the process's life.
+            let r = call("cuMemAllocHost", || unsafe {
+                sys::cuMemAllocHost_v2(&mut p, class_size(class))
             });
+            if r.is_err() {
+                self.pool.lock().unwrap_or_else(|e| e.into_inner()).bytes -= class_size(class);
+                return Ok(None);
+            }
+            slot = Some(Slot {
+                buf: p as usize,
+                class,
+                event: 0,
+            });
+        }
+        let mut slot = slot.expect("set above");
+        if evented && slot.event == 0 {
+            let mut e: sys::CUevent = std::ptr::null_mut();
+            // SAFETY: creates an event without timing.
+            call("cuEventCreate", || unsafe {
+                sys::cuEventCreate(&mut e, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32)
+            })?;
+            slot.event = e as usize;
+        }
+        Ok(Some(slot))
     }
 
-    /// `stream` has completed: copies its staged bytes home, in the order they were issued.
-    pub fn complete(&self, stream: usize) {
+    fn give_back(&self, slots: impl IntoIterator<Item = Slot>) {
+        let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
+        if pool.free.len() < CLASSES {
+            pool.free.resize_with(CLASSES, Vec::new);
+        }
+        for s in slots {
+            let class = s.class;
+            pool.free[class].push(s);
+        }
+    }
+
+    /// Runs `f(i)` for `i` in `0..n`, on up to `self.helpers` threads when `bytes` is large.
+    fn parallel(
+        &self,
+        n: usize,
+        bytes: usize,
+        f: impl Fn(usize) -> Result<()> + Sync,
+    ) -> Result<()> {
+        let threads = if bytes >= PARALLEL_MIN {
+            self.helpers.min(n)
+        } else {
+            1
+        };
+        let next = AtomicUsize::new(0);
+        let failed: Mutex<Option<Error>> = Mutex::new(None);
+        let work = || {
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= n {
+                    break;
+                }
+                if let Err(e) = f(i) {
+                    failed
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .get_or_insert(e);
+                }
+            }
+        };
+        if threads <= 1 {
+            work();
+        } else {
+            std::thread::scope(|s| {
+                for _ in 1..threads {
+                    // A thread that cannot be started leaves its share to the others.
+                    let _ = std::thread::Builder::new().spawn_scoped(s, || {
+                        if make_current(self.ctx).is_ok() {
+                            work();
+                        }
+                    });
+                }
+                work();
+            });
+        }
+        match failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Queues a copy of `size` bytes from pageable `src` to `dst` on the device.
+    pub fn to_device(&self, dst: usize, src: usize, size: usize, s: CUstream) -> Result<()> {
+        // The handle as an address, so the helpers' closure may be shared between threads.
+        let stream = s as usize;
+        let s = || stream as CUstream;
+        let dma = |d: usize, from: usize, len: usize| {
+            // SAFETY: `from` is a pinned buffer (or the program's memory, on the fallback
+            // path) of `len` bytes; `d` a range of a live device allocation.
+            call("cuMemcpyHtoDAsync", || unsafe {
+                sys::cuMemcpyHtoDAsync_v2(d as CUdeviceptr, from as *const _, len, s())
+            })
+        };
+        if size <= SMALL {
+            let Some(slot) = self.take(size, false)? else {
+                return dma(dst, src, size);
+            };
+            copy_bytes(slot.buf, src, size);
+            let r = dma(dst, slot.buf, size);
+            self.pending
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .entry(stream)
+                .or_default()
+                .release
+                .push(slot);
+            return r;
+        }
+        let n = size.div_ceil(CHUNK);
+        self.parallel(n, size, |i| {
+            let off = i * CHUNK;
+            let len = CHUNK.min(size - off);
+            let Some(slot) = self.take(len, true)? else {
+                return dma(dst + off, src + off, len);
+            };
+            copy_bytes(slot.buf, src + off, len);
+            let r = dma(dst + off, slot.buf, len).and_then(|_| {
+                // SAFETY: records a live event on a live stream.
+                call("cuEventRecord", || unsafe {
+                    sys::cuEventRecord(slot.event as sys::CUevent, s())
+                })
+            });
+            if r.is_err() {
+                // Nothing may be queued to read this buffer any more: it goes back free only
+                // after the stream is done with it.
+                self.pending
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .entry(stream)
+                    .or_default()
+                    .release
+                    .push(slot);
+            } else {
+                self.pool
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .in_flight
+                    .push(slot);
+            }
+            r
+        })
+    }
+
+    /// Queues a copy of `size` bytes from the device to pageable `dst`; the bytes land when
+    /// the stream is found complete ([`Staging::finish`]).
+    pub fn to_host(&self, dst: usize, src: usize, size: usize, s: CUstream) -> Result<()> {
+        let dma = |to: usize, from: usize, len: usize| {
+            // SAFETY: `to` is a pinned buffer of at least `len` bytes (or the program's
+            // memory, on the fallback path); `from` a range of a live device allocation.
+            call("cuMemcpyDtoHAsync", || unsafe {
+                sys::cuMemcpyDtoHAsync_v2(to as *mut _, from as CUdeviceptr, len, s)
+            })
+        };
+        let evented = size > SMALL;
+        let mut landing = Landing {
+            chunks: Vec::with_capacity(size.div_ceil(CHUNK)),
+            evented,
+        };
+        let mut result = Ok(());
+        let mut off = 0;
+        while off < size {
+            let len = CHUNK.min(size - off);
+            match self.take(len, evented) {
+                Ok(Some(slot)) => {
+                    result = dma(slot.buf, src + off, len);
+                    if evented && result.is_ok() {
+                        // SAFETY: records a live event on a live stream.
+                        result = call("cuEventRecord", || unsafe {
+                            sys::cuEventRecord(slot.event as sys::CUevent, s)
+                        });
+                    }
+                    landing.chunks.push((dst + off, len, slot));
+                }
+                // Past the limit: the driver's own (blocking) path, still stream-ordered.
+                Ok(None) => result = dma(dst + off, src + off, len),
+                Err(e) => result = Err(e),
+            }
+            if result.is_err() {
+                break;
+            }
+            off += len;
+        }
+        if !landing.chunks.is_empty() {
+            self.pending
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .entry(s as usize)
+                .or_default()
+                .landings
+                .push(landing);
+        }
+        result
+    }
+
+    /// Lands `stream`'s staged copies in the order they were issued and frees its buffers.
+    /// `wait` waits for the whole stream and is called at most once, when a landing needs it
+    /// (`None`: the stream is known complete). Large copies land chunk by chunk as each
+    /// chunk's event completes, overlapping the rest of the stream.
+    pub fn finish(
+        &self,
+        stream: usize,
+        mut wait: Option<&mut dyn FnMut() -> Result<()>>,
+    ) -> Result<()> {
         let done = self
             .pending
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .remove(&stream);
-        let Some(done) = done else { return };
-        let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
-        for p in done {
-            // SAFETY: the stream completed, so the buffer holds the device's bytes; the
-            // destination is the host range the core asked to fill, still alive because the
-            // construct has not completed yet.
-            unsafe { std::ptr::copy_nonoverlapping(p.buf as *const u8, p.dst as *mut u8, p.size) };
-            free[p.class].push(p.buf);
+        let stream_wait = |wait: &mut Option<&mut dyn FnMut() -> Result<()>>| match wait.take() {
+            Some(w) => w(),
+            None => Ok(()),
+        };
+        let Some(done) = done else {
+            return stream_wait(&mut wait);
+        };
+        let mut result = Ok(());
+        for landing in done.landings {
+            if result.is_ok() && !landing.evented {
+                result = stream_wait(&mut wait);
+            }
+            if result.is_ok() {
+                let bytes = landing.chunks.iter().map(|c| c.1).sum();
+                let chunks = &landing.chunks;
+                let known_done = wait.is_none();
+                result = self.parallel(chunks.len(), bytes, |i| {
+                    let (dst, len, slot) = &chunks[i];
+                    if landing.evented && !known_done {
+                        // SAFETY: waits for a live event.
+                        call("cuEventSynchronize", || unsafe {
+                            sys::cuEventSynchronize(slot.event as sys::CUevent)
+                        })?;
+                    }
+                    copy_bytes(*dst, slot.buf, *len);
+                    Ok(())
+                });
+            }
+            self.give_back(landing.chunks.into_iter().map(|c| c.2));
         }
+        let r = stream_wait(&mut wait);
+        if result.is_ok() {
+            result = r;
+        }
+        self.give_back(done.release);
+        result
     }
 }
 
@@ -98,6 +402,29 @@ mod tests {
         assert_eq!(class_of(1), 0);
         assert_eq!(class_of(4096), 0);
         assert_eq!(class_of(4097), 1);
-        assert_eq!(class_of(MAX_STAGED), CLASSES - 1);
+        assert_eq!(class_of(SMALL), 8);
+        assert_eq!(class_of(CHUNK), CLASSES - 1);
+        assert_eq!(class_size(CLASSES - 1), CHUNK);
+    }
+
+    #[test]
+    fn parallel_runs_every_index_once_and_reports_an_error() {
+        let s = Staging::new(std::ptr::null_mut(), 0, 4);
+        let seen: Vec<AtomicUsize> = (0..37).map(|_| AtomicUsize::new(0)).collect();
+        // Below PARALLEL_MIN: on the caller's thread only.
+        s.parallel(37, 1, |i| {
+            seen[i].fetch_add(1, Ordering::Relaxed);
+            Ok(())
+        })
+        .unwrap();
+        assert!(seen.iter().all(|c| c.load(Ordering::Relaxed) == 1));
+        let e = s.parallel(5, 0, |i| {
+            if i == 3 {
+                Err(Error::new(omptarget_plugin::ErrorKind::Backend, "x"))
+            } else {
+                Ok(())
+            }
+        });
+        assert!(e.is_err());
     }
 }

@@ -1,0 +1,461 @@
+//! The raw floor of each GPU scenario of `bench/gpu_scenarios.c`: the same device work done
+//! directly with the CUDA driver API, with the cheapest means the hardware offers
+//! (stream-ordered allocation from a warm pool, pinned host buffers, one stream per host
+//! thread or task, one synchronisation per region) and hand-written kernels. No runtime
+//! bookkeeping: what is left over in a runtime's time above this is the runtime's own cost.
+//!
+//! The kernels are PTX, compiled by the driver at load time, so this needs no CUDA toolkit.
+
+use cudarc::driver::sys::{self, CUdeviceptr, CUfunction, CUresult, CUstream};
+use std::ffi::c_void;
+use std::time::Instant;
+
+const MIB: usize = 1 << 20;
+
+fn ck(what: &str, r: CUresult) -> Result<(), String> {
+    if r == CUresult::CUDA_SUCCESS {
+        Ok(())
+    } else {
+        Err(format!("{what} failed: {r:?}"))
+    }
+}
+
+/// `fill(a, n)`: `a[i] = (double)i` for every `i < n` (grid-stride); `touchK(p0..pK-1)`:
+/// one thread adds 1.0 to the first double of each of K buffers; `empty()`.
+fn ptx() -> String {
+    let mut s = String::from(
+        ".version 7.8\n.target sm_90\n.address_size 64\n\n\
+         .visible .entry empty()\n{\n  ret;\n}\n\n\
+         .visible .entry fill(.param .u64 a, .param .u64 n)\n{\n\
+         \x20 .reg .pred p;\n  .reg .b64 r<8>;\n  .reg .b32 t<4>;\n  .reg .f64 d;\n\
+         \x20 ld.param.u64 r1, [a];\n  ld.param.u64 r2, [n];\n  cvta.to.global.u64 r1, r1;\n\
+         \x20 mov.u32 t0, %ctaid.x;\n  mov.u32 t1, %ntid.x;\n  mov.u32 t2, %tid.x;\n\
+         \x20 mul.wide.u32 r3, t0, t1;\n  cvt.u64.u32 r4, t2;\n  add.u64 r3, r3, r4;\n\
+         \x20 mov.u32 t3, %nctaid.x;\n  mul.wide.u32 r5, t3, t1;\n\
+         LOOP:\n  setp.ge.u64 p, r3, r2;\n  @p bra DONE;\n  cvt.rn.f64.u64 d, r3;\n\
+         \x20 shl.b64 r6, r3, 3;\n  add.u64 r7, r1, r6;\n  st.global.f64 [r7], d;\n\
+         \x20 add.u64 r3, r3, r5;\n  bra LOOP;\nDONE:\n  ret;\n}\n",
+    );
+    for k in [1, 16] {
+        let params: Vec<String> = (0..k).map(|i| format!(".param .u64 p{i}")).collect();
+        s.push_str(&format!(
+            "\n.visible .entry touch{k}({})\n{{\n  .reg .b64 r;\n  .reg .f64 d;\n",
+            params.join(", ")
+        ));
+        for i in 0..k {
+            s.push_str(&format!(
+                "  ld.param.u64 r, [p{i}];\n  cvta.to.global.u64 r, r;\n  ld.global.f64 d, [r];\n  add.f64 d, d, 0d3FF0000000000000;\n  st.global.f64 [r], d;\n"
+            ));
+        }
+        s.push_str("  ret;\n}\n");
+    }
+    s.push('\0');
+    s
+}
+
+struct Gpu {
+    empty: CUfunction,
+    fill: CUfunction,
+    touch1: CUfunction,
+    touch16: CUfunction,
+    ctx: sys::CUcontext,
+}
+
+// SAFETY: driver handles may be used from any thread once the context is current there (the
+// threads of the 8-thread scenario make it current first).
+unsafe impl Sync for Gpu {}
+
+fn stream_new() -> Result<CUstream, String> {
+    let mut s: CUstream = std::ptr::null_mut();
+    // SAFETY: creates a stream in the current context.
+    ck("cuStreamCreate", unsafe {
+        sys::cuStreamCreate(&mut s, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32)
+    })?;
+    Ok(s)
+}
+
+fn pinned(size: usize) -> Result<usize, String> {
+    let mut p: *mut c_void = std::ptr::null_mut();
+    // SAFETY: a pinned allocation, freed at process exit.
+    ck("cuMemAllocHost", unsafe {
+        sys::cuMemAllocHost_v2(&mut p, size)
+    })?;
+    Ok(p as usize)
+}
+
+impl Gpu {
+    fn new() -> Result<Self, String> {
+        // SAFETY: probing for the library; the other calls need it.
+        if !std::panic::catch_unwind(|| unsafe { sys::is_culib_present() }).unwrap_or(false) {
+            return Err("no CUDA driver (libcuda.so) on this machine".into());
+        }
+        // SAFETY: plain driver calls writing to locals; the PTX text is NUL-terminated.
+        unsafe {
+            ck("cuInit", sys::cuInit(0))?;
+            let mut dev = 0;
+            ck("cuDeviceGet", sys::cuDeviceGet(&mut dev, 0))?;
+            let mut ctx = std::ptr::null_mut();
+            ck(
+                "cuDevicePrimaryCtxRetain",
+                sys::cuDevicePrimaryCtxRetain(&mut ctx, dev),
+            )?;
+            ck("cuCtxSetCurrent", sys::cuCtxSetCurrent(ctx))?;
+            let mut pool = std::ptr::null_mut();
+            ck(
+                "cuDeviceGetDefaultMemPool",
+                sys::cuDeviceGetDefaultMemPool(&mut pool, dev),
+            )?;
+            let mut threshold = u64::MAX;
+            ck(
+                "cuMemPoolSetAttribute",
+                sys::cuMemPoolSetAttribute(
+                    pool,
+                    sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                    (&raw mut threshold).cast(),
+                ),
+            )?;
+            let text = ptx();
+            let mut module = std::ptr::null_mut();
+            ck(
+                "cuModuleLoadData",
+                sys::cuModuleLoadData(&mut module, text.as_ptr().cast()),
+            )?;
+            let get = |name: &str| -> Result<CUfunction, String> {
+                let c = std::ffi::CString::new(name).expect("no NUL");
+                let mut f = std::ptr::null_mut();
+                ck(
+                    "cuModuleGetFunction",
+                    sys::cuModuleGetFunction(&mut f, module, c.as_ptr()),
+                )?;
+                Ok(f)
+            };
+            Ok(Self {
+                empty: get("empty")?,
+                fill: get("fill")?,
+                touch1: get("touch1")?,
+                touch16: get("touch16")?,
+                ctx,
+            })
+        }
+    }
+
+    fn launch(
+        &self,
+        f: CUfunction,
+        blocks: u32,
+        threads: u32,
+        args: &mut [usize],
+        s: CUstream,
+    ) -> Result<(), String> {
+        let mut params: Vec<*mut c_void> =
+            args.iter_mut().map(|a| (a as *mut usize).cast()).collect();
+        // SAFETY: one pointer-sized parameter per kernel parameter, all u64.
+        ck("cuLaunchKernel", unsafe {
+            sys::cuLaunchKernel(
+                f,
+                blocks,
+                1,
+                1,
+                threads,
+                1,
+                1,
+                0,
+                s,
+                if params.is_empty() {
+                    std::ptr::null_mut()
+                } else {
+                    params.as_mut_ptr()
+                },
+                std::ptr::null_mut(),
+            )
+        })
+    }
+
+    fn fill(&self, a: CUdeviceptr, bytes: usize, s: CUstream) -> Result<(), String> {
+        let n = bytes / 8;
+        let blocks = n.div_ceil(256).min(1 << 20) as u32;
+        self.launch(self.fill, blocks, 256, &mut [a as usize, n], s)
+    }
+}
+
+fn alloc(size: usize, s: CUstream) -> Result<CUdeviceptr, String> {
+    let mut p = 0;
+    // SAFETY: stream-ordered allocation.
+    ck("cuMemAllocAsync", unsafe {
+        sys::cuMemAllocAsync(&mut p, size, s)
+    })?;
+    Ok(p)
+}
+
+fn free(p: CUdeviceptr, s: CUstream) -> Result<(), String> {
+    // SAFETY: frees a stream-ordered allocation after the stream's work.
+    ck("cuMemFreeAsync", unsafe { sys::cuMemFreeAsync(p, s) })
+}
+
+fn h2d(d: CUdeviceptr, h: usize, size: usize, s: CUstream) -> Result<(), String> {
+    // SAFETY: copies from a live host buffer into a live device allocation.
+    ck("cuMemcpyHtoDAsync", unsafe {
+        sys::cuMemcpyHtoDAsync_v2(d, h as *const c_void, size, s)
+    })
+}
+
+fn d2h(h: usize, d: CUdeviceptr, size: usize, s: CUstream) -> Result<(), String> {
+    // SAFETY: copies from a live device allocation into a live host buffer.
+    ck("cuMemcpyDtoHAsync", unsafe {
+        sys::cuMemcpyDtoHAsync_v2(h as *mut c_void, d, size, s)
+    })
+}
+
+fn sync(s: CUstream) -> Result<(), String> {
+    // SAFETY: waits for a live stream.
+    ck("cuStreamSynchronize", unsafe {
+        sys::cuStreamSynchronize(s)
+    })
+}
+
+/// One scenario: `f(iters)` runs `iters` iterations of `per` regions each.
+struct Scenario<'a> {
+    name: &'static str,
+    iters: usize,
+    per: usize,
+    f: Box<dyn Fn(usize) -> Result<(), String> + 'a>,
+}
+
+/// Median (and minimum) over `reps` of the mean time per region, in µs.
+fn measure(s: &Scenario<'_>, reps: usize) -> Result<(f64, f64), String> {
+    (s.f)(s.iters.min(4))?;
+    let mut t = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        let t0 = Instant::now();
+        (s.f)(s.iters)?;
+        t.push(t0.elapsed().as_secs_f64() * 1e6 / (s.iters * s.per) as f64);
+    }
+    t.sort_by(f64::total_cmp);
+    Ok((t[t.len() / 2], t[0]))
+}
+
+/// Measures the floors of the scenarios whose name `which` selects ("all" for every one) and
+/// returns (scenario, median µs per region).
+pub fn run(which: &str, reps: usize, print: bool) -> Result<Vec<(String, f64)>, String> {
+    let gpu = Gpu::new()?;
+    let s = stream_new()?;
+    let host64 = pinned(64)?;
+    let host16 = pinned(16 * 1024)?;
+    let big_in = pinned(64 * MIB)?;
+    let big_out = pinned(64 * MIB)?;
+    let nowait_in = pinned(32 * 4 * MIB)?;
+    let nowait_out = pinned(32 * 4 * MIB)?;
+    let pageable = vec![0u8; 64 * MIB];
+    let mut pageable_out = vec![0u8; 64 * MIB];
+    let pageable_out_ptr = pageable_out.as_mut_ptr() as usize;
+    let streams: Vec<CUstream> = (0..32).map(|_| stream_new()).collect::<Result<_, _>>()?;
+    let alloc_kernel = |bytes: usize| {
+        let gpu = &gpu;
+        move |n: usize| -> Result<(), String> {
+            for _ in 0..n {
+                let a = alloc(bytes, s)?;
+                gpu.fill(a, bytes, s)?;
+                free(a, s)?;
+                sync(s)?;
+            }
+            Ok(())
+        }
+    };
+    let map64 = |n: usize| -> Result<(), String> {
+        for _ in 0..n {
+            let a = alloc(64, s)?;
+            h2d(a, host64, 64, s)?;
+            gpu.launch(gpu.touch1, 1, 1, &mut [a as usize], s)?;
+            d2h(host64, a, 64, s)?;
+            free(a, s)?;
+            sync(s)?;
+        }
+        Ok(())
+    };
+    let scenarios = vec![
+        Scenario {
+            name: "empty",
+            iters: 10000,
+            per: 1,
+            f: Box::new(|n| {
+                for _ in 0..n {
+                    gpu.launch(gpu.empty, 1, 1, &mut [], s)?;
+                    sync(s)?;
+                }
+                Ok(())
+            }),
+        },
+        Scenario {
+            name: "map64B",
+            iters: 10000,
+            per: 1,
+            f: Box::new(map64),
+        },
+        Scenario {
+            name: "alloc64MiB_kernel",
+            iters: 200,
+            per: 1,
+            f: Box::new(alloc_kernel(64 * MIB)),
+        },
+        Scenario {
+            name: "alloc1GiB_kernel",
+            iters: 20,
+            per: 1,
+            f: Box::new(alloc_kernel(1024 * MIB)),
+        },
+        Scenario {
+            name: "enter_kernel_exit64MiB",
+            iters: 200,
+            per: 1,
+            f: Box::new(alloc_kernel(64 * MIB)),
+        },
+        Scenario {
+            name: "threads8_alloc64MiB",
+            iters: 25,
+            per: 8,
+            f: Box::new(|n| {
+                std::thread::scope(|scope| {
+                    let handles: Vec<_> = streams[..8]
+                        .iter()
+                        .map(|&st| {
+                            let st = st as usize;
+                            let gpu = &gpu;
+                            scope.spawn(move || -> Result<(), String> {
+                                let st = st as CUstream;
+                                // SAFETY: makes the retained context current on this thread.
+                                ck("cuCtxSetCurrent", unsafe { sys::cuCtxSetCurrent(gpu.ctx) })?;
+                                for _ in 0..n {
+                                    let a = alloc(64 * MIB, st)?;
+                                    gpu.fill(a, 64 * MIB, st)?;
+                                    free(a, st)?;
+                                    sync(st)?;
+                                }
+                                Ok(())
+                            })
+                        })
+                        .collect();
+                    handles
+                        .into_iter()
+                        .try_for_each(|h| h.join().map_err(|_| "thread panicked".to_string())?)
+                })
+            }),
+        },
+        Scenario {
+            name: "tofrom64MiB_pageable",
+            iters: 20,
+            per: 1,
+            f: Box::new(|n| {
+                // The floor moves pinned memory: what the copy engines can do.
+                for _ in 0..n {
+                    let a = alloc(64 * MIB, s)?;
+                    h2d(a, big_in, 64 * MIB, s)?;
+                    gpu.fill(a, 64 * MIB, s)?;
+                    d2h(big_out, a, 64 * MIB, s)?;
+                    free(a, s)?;
+                    sync(s)?;
+                }
+                Ok(())
+            }),
+        },
+        Scenario {
+            name: "tofrom64MiB_driver_pageable",
+            iters: 20,
+            per: 1,
+            f: Box::new(|n| {
+                // For reference: the driver's own path from pageable memory.
+                for _ in 0..n {
+                    let a = alloc(64 * MIB, s)?;
+                    h2d(a, pageable.as_ptr() as usize, 64 * MIB, s)?;
+                    gpu.fill(a, 64 * MIB, s)?;
+                    d2h(pageable_out_ptr, a, 64 * MIB, s)?;
+                    free(a, s)?;
+                    sync(s)?;
+                }
+                Ok(())
+            }),
+        },
+        Scenario {
+            name: "arrays16x1KiB",
+            iters: 1000,
+            per: 1,
+            f: Box::new(|n| {
+                let mut d = [0usize; 16];
+                for _ in 0..n {
+                    for (k, dk) in d.iter_mut().enumerate() {
+                        *dk = alloc(1024, s)? as usize;
+                        h2d(*dk as CUdeviceptr, host16 + k * 1024, 1024, s)?;
+                    }
+                    gpu.launch(gpu.touch16, 1, 1, &mut d, s)?;
+                    for (k, dk) in d.iter().enumerate() {
+                        d2h(host16 + k * 1024, *dk as CUdeviceptr, 1024, s)?;
+                        free(*dk as CUdeviceptr, s)?;
+                    }
+                    sync(s)?;
+                }
+                Ok(())
+            }),
+        },
+        Scenario {
+            name: "nowait32x4MiB",
+            iters: 5,
+            per: 32,
+            f: Box::new(|n| {
+                for _ in 0..n {
+                    for (r, &st) in streams.iter().enumerate() {
+                        let a = alloc(4 * MIB, st)?;
+                        h2d(a, nowait_in + r * 4 * MIB, 4 * MIB, st)?;
+                        gpu.fill(a, 4 * MIB, st)?;
+                        d2h(nowait_out + r * 4 * MIB, a, 4 * MIB, st)?;
+                        free(a, st)?;
+                    }
+                    for &st in &streams {
+                        sync(st)?;
+                    }
+                }
+                Ok(())
+            }),
+        },
+    ];
+    let mut out = Vec::new();
+    for sc in &scenarios {
+        if which != "all" && which != sc.name {
+            continue;
+        }
+        let (median, min) = measure(sc, reps)?;
+        if print {
+            println!(
+                "floor={} median_us={median:.3} min_us={min:.3} reps={reps} iters={}",
+                sc.name, sc.iters
+            );
+        }
+        out.push((sc.name.to_string(), median));
+    }
+    // The floor for the 64 B region does not depend on the runtime's memory manager.
+    if let Some(&(_, m)) = out.iter().find(|(n, _)| n == "map64B") {
+        out.push(("map64B_mm_threshold0".into(), m));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn ptx_declares_every_kernel_once() {
+        let p = super::ptx();
+        for k in ["empty", "fill", "touch1", "touch16"] {
+            assert_eq!(p.matches(&format!(".entry {k}(")).count(), 1, "{k}");
+        }
+        assert!(p.ends_with('\0'));
+        assert_eq!(p.matches("ld.param.u64 r, [p15]").count(), 1);
+    }
+
+    #[test]
+    fn without_a_driver_it_says_so() {
+        // On machines without libcuda (CI) this is the error; with a GPU it measures.
+        // SAFETY: only probes for the library.
+        if !unsafe { cudarc::driver::sys::is_culib_present() } {
+            let e = super::run("empty", 1, false).unwrap_err();
+            assert!(e.contains("no CUDA driver"), "{e}");
+        }
+    }
+}

@@ -599,3 +599,30 @@ fn every_interleaving_of_two_constructs_keeps_counts_and_order() {
         }
     }
 }
+
+/// `target exit data map(always, from: x) map(delete: x)` on a count-2 entry: clang passes the
+/// items in clause order and the runtime processes them last to first, so the delete comes
+/// first. The entry must stay findable for the `from` until the construct ends, also on
+/// devices that free on the queue (the bug: those removed it at once, so the copy was lost).
+#[test]
+fn always_from_and_delete_of_one_item_in_one_construct_copies_then_removes() {
+    for (stream_ordered, asynchronous) in [(false, false), (true, false), (true, true)] {
+        let fx = fixture(1, stream_ordered, asynchronous);
+        let x = Box::new(41i32);
+        let item = |ty| (addr(&*x), 4, ty);
+        enter(&fx, &[item(mt::TO)]).unwrap();
+        enter(&fx, &[item(mt::TO)]).unwrap();
+        target(&fx, &[item(mt::TO | mt::FROM | mt::TARGET_PARAM)]).unwrap();
+        assert_eq!(*x, 41, "count 2: nothing came back yet");
+        exit(&fx, &[item(mt::FROM | mt::ALWAYS), item(mt::DELETE)]).unwrap();
+        assert_eq!(
+            *x, 42,
+            "the always-from copy happened (stream_ordered={stream_ordered})"
+        );
+        assert!(
+            !fx.rt.target_is_present(addr(&*x), 0),
+            "and the entry is gone"
+        );
+        assert_eq!(fx.state.memory.live(), 1, "only the global's block is left");
+    }
+}

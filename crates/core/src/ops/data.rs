@@ -280,11 +280,19 @@ impl Runtime {
 
     /// `__tgt_target_data_end_mapper` (and the exit half of a target region).
     pub fn data_end(&self, dev: &Device, args: &MapArgs<'_>, ai: &mut AsyncInfo) -> Result<()> {
+        let r = self.data_end_items(dev, args, ai);
+        // Entries the construct retired leave the table once all its items are processed
+        // (a later item may still name one), not earlier.
+        let retired = ai.retire_issued();
+        r.and(retired)
+    }
+
+    fn data_end_items(&self, dev: &Device, args: &MapArgs<'_>, ai: &mut AsyncInfo) -> Result<()> {
         let info = self.info_level();
         for i in (0..args.len()).rev() {
             let ty = args.ty(i);
             if args.mapper(i) != 0 {
-                if let Err(e) = with_components(args, i, |sub| self.data_end(dev, sub, ai)) {
+                if let Err(e) = with_components(args, i, |sub| self.data_end_items(dev, sub, ai)) {
                     report(format_args!(
                         "Call to targetDataEnd via targetDataMapper for custom mapper failed."
                     ));

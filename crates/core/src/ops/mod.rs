@@ -175,15 +175,18 @@ impl AsyncInfo {
 
     /// Waits for the construct's work, then runs what had to wait for it.
     pub fn synchronize(mut self) -> Result<()> {
-        let mut result = Ok(());
+        let mut result = self.retire_issued();
         if let Some(q) = self.queue.take() {
-            result = self.device.backend().and_then(|b| {
+            let synced = self.device.backend().and_then(|b| {
                 b.synchronize(q).map_err(|source| Error::Device {
                     device: self.device.id,
                     what: "synchronising a queue",
                     source,
                 })
             });
+            if result.is_ok() {
+                result = synced;
+            }
             self.clear_pending(q);
             self.device.release_queue(q);
         }
@@ -194,6 +197,7 @@ impl AsyncInfo {
     /// Whether the construct's work has completed, without blocking (`nowait` constructs).
     /// When it has, runs what waited for it and returns the queue, as `synchronize` would.
     pub fn is_done(&mut self) -> Result<bool> {
+        self.retire_issued()?;
         if let Some(q) = self.queue {
             let done = self
                 .device
@@ -273,25 +277,43 @@ impl AsyncInfo {
     /// table now and its memory is freed on the queue behind the construct's copies; otherwise
     /// both wait for the synchronisation.
     pub(crate) fn retire(&mut self, id: EntryId) -> Result<()> {
-        if !self.stream_ordered {
-            self.removals.push(id);
+        // Removed only when the construct has issued all its work: a later item of the same
+        // construct may still name the entry (`map(always, from: a) map(delete: a)`: the items
+        // are processed last to first, so the delete comes before the copy).
+        self.removals.push(id);
+        Ok(())
+    }
+
+    /// On devices that free on the queue: the construct has issued all its work, so its
+    /// retired entries leave the table and their memory is freed on the queue, behind the
+    /// copies that read it, before anyone waits. (Other devices remove them after the wait.)
+    pub(crate) fn retire_issued(&mut self) -> Result<()> {
+        if !self.stream_ordered || self.removals.as_slice().is_empty() {
             return Ok(());
         }
-        let removed = {
-            let mut table = lock(&self.device.table);
-            match table.get(id) {
-                Some(e) if e.total_refs() == Some(0) => table.remove(id),
-                _ => None,
-            }
-        };
-        if let Some(e) = removed {
-            trace::removing(self.info, self.device.id, &e);
-            if e.owns_allocation {
-                let q = self.queue()?;
-                self.device.free(e.tgt_alloc, AllocKind::Device, Some(q))?;
+        let removals = std::mem::take(&mut self.removals);
+        let mut result = Ok(());
+        for &id in removals.as_slice() {
+            let removed = {
+                let mut table = lock(&self.device.table);
+                match table.get(id) {
+                    Some(e) if e.total_refs() == Some(0) => table.remove(id),
+                    _ => None,
+                }
+            };
+            if let Some(e) = removed {
+                trace::removing(self.info, self.device.id, &e);
+                if e.owns_allocation {
+                    let r = self
+                        .queue()
+                        .and_then(|q| self.device.free(e.tgt_alloc, AllocKind::Device, Some(q)));
+                    if result.is_ok() {
+                        result = r;
+                    }
+                }
             }
         }
-        Ok(())
+        result
     }
 
     /// Memory used only by work already queued (private copies, staging): freed on the queue
@@ -330,6 +352,7 @@ impl Drop for AsyncInfo {
     fn drop(&mut self) {
         // An error path dropped us before synchronising: still wait and release, so no memory
         // leaks and no entry stays half-removed.
+        let _ = self.retire_issued();
         if let Some(q) = self.queue.take() {
             if let Ok(b) = self.device.backend() {
                 let _ = b.synchronize(q);

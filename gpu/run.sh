@@ -378,6 +378,10 @@ perf() {
   tee -a "$SUMMARY" < "$W/perf.out" >> "$log"
   say "-- ours with OMPTARGET_RS_CUDA_STAGING_LIMIT=0 (the driver's pageable path), one run"
   (cd "$W/cwd" && OMPTARGET_RS_CUDA_STAGING_LIMIT=0 timeout -k 5 "$(tmo 120)" "${ours_env[@]}" "$sc" all 5 1) 2>&1 | tee -a "$SUMMARY" >> "$log"
+  say "-- ours with OMPTARGET_RS_CUDA_BATCH_COPIES=0 (small copies one call each), one run"
+  for s in map64B arrays16x1KiB; do
+    (cd "$W/cwd" && OMPTARGET_RS_CUDA_BATCH_COPIES=0 timeout -k 5 "$(tmo 60)" "${ours_env[@]}" "$sc" "$s" 5 1) 2>&1 | tee -a "$SUMMARY" >> "$log"
+  done
   say "-- ours with LLVM's blocking-sync context (OMPTARGET_RS_CUDA_BLOCKING_SYNC=1), one run"
   (cd "$W/cwd" && OMPTARGET_RS_CUDA_BLOCKING_SYNC=1 timeout -k 5 "$(tmo 120)" "${ours_env[@]}" "$sc" all 5 1) 2>&1 | tee -a "$SUMMARY" >> "$log"
   echo "-- driver-call profiles under ours (OMPTARGET_RS_PROFILE=1, one rep, scale 5)" | tee -a "$SUMMARY" >> "$log"

@@ -55,6 +55,9 @@ pub struct Config {
     /// `OMPTARGET_RS_CUDA_STAGING_LIMIT` (bytes, default 512 MiB; 0 disables): pinned memory
     /// the CUDA plugin may keep for staging copies to and from pageable host memory.
     pub cuda_staging_limit: usize,
+    /// `OMPTARGET_RS_CUDA_BATCH_COPIES` (default true): small copies of a construct reach the
+    /// CUDA driver in one batch per direction.
+    pub cuda_batch_copies: bool,
     /// `OMPTARGET_QUERY_COUNT_THRESHOLD` (default 5): pending `nowait` queries a thread makes
     /// before it blocks on a construct instead of polling it.
     pub query_count_threshold: i64,
@@ -86,6 +89,7 @@ impl Default for Config {
             cuda_blocking_sync: false,
             cuda_pool_preallocate: 256 << 20,
             cuda_staging_limit: 512 << 20,
+            cuda_batch_copies: true,
             query_count_threshold: 5,
             query_count_max: 10,
             query_count_backoff_factor: 0.5,
@@ -161,6 +165,10 @@ impl Config {
                 .map_or(d.cuda_pool_preallocate, |v| v.max(0) as usize),
             cuda_staging_limit: int("OMPTARGET_RS_CUDA_STAGING_LIMIT")
                 .map_or(d.cuda_staging_limit, |v| v.max(0) as usize),
+            cuda_batch_copies: get("OMPTARGET_RS_CUDA_BATCH_COPIES")
+                .as_deref()
+                .and_then(parse_bool)
+                .unwrap_or(d.cuda_batch_copies),
             query_count_threshold: int("OMPTARGET_QUERY_COUNT_THRESHOLD")
                 .unwrap_or(d.query_count_threshold),
             query_count_max: int("OMPTARGET_QUERY_COUNT_MAX").unwrap_or(d.query_count_max),

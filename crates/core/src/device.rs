@@ -312,6 +312,7 @@ impl Device {
                 let _ = backend.free(p, AllocKind::Device, None);
             }
         }
+        backend.release_cached_memory();
         for q in std::mem::take(&mut *lock(&self.queues)) {
             let _ = backend.destroy_queue(q);
         }

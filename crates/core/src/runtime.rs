@@ -96,6 +96,8 @@ pub fn default_plugins(config: &Config) -> Vec<Arc<dyn Plugin>> {
             blocking_sync: config.cuda_blocking_sync,
             pool_preallocate: config.cuda_pool_preallocate,
             staging_limit: config.cuda_staging_limit,
+            small_block_threshold: config.memory_manager_threshold,
+            batch_copies: config.cuda_batch_copies,
             info: config.info,
         };
         plugins.push(Arc::new(omptarget_plugin_cuda::CudaPlugin::new(cuda)));

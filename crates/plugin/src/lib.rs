@@ -134,6 +134,10 @@ pub trait Device: Send + Sync {
     /// Frees memory from [`Device::alloc`]. With a queue and [`Device::orders_alloc_on_queue`],
     /// the free takes effect after the work already queued on that queue.
     fn free(&self, ptr: DevicePtr, kind: AllocKind, queue: Option<QueueId>) -> Result<()>;
+    /// Gives memory the backend keeps cached for reuse back to the device (the last binary
+    /// went away). Default: nothing cached.
+    fn release_cached_memory(&self) {}
+
     /// Whether allocation and free are ordered on a queue (stream-ordered allocation).
     fn orders_alloc_on_queue(&self) -> bool {
         false

@@ -21,15 +21,21 @@ use crate::driver::{CUcontext, CUdeviceptr, CUstream, call, make_current, query}
 use cudarc::driver::sys;
 use omptarget_plugin::{Error, Result};
 use std::collections::HashMap;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, mpsc};
 
 /// Copies up to this size take one buffer and need no event.
 pub const SMALL: usize = 1 << 20;
-/// Larger copies go in chunks of this size.
-pub const CHUNK: usize = 4 << 20;
+/// Larger copies go in chunks of this size (small enough that the pipeline fills and drains
+/// quickly, large enough that the driver calls per chunk stay cheap).
+pub const CHUNK: usize = 1 << 20;
+/// Copies up to this size are staged without asking the driver what the host memory is: the
+/// extra host copy costs less than the question.
+pub const UNASKED: usize = 64 << 10;
 const MIN_CLASS: usize = 4096;
 const CLASSES: usize = (CHUNK / MIN_CLASS).trailing_zeros() as usize + 1;
+/// Buffers of at least this size are allocated by a background thread.
+const GROW_IN_BACKGROUND: usize = 64 << 10;
 /// Copies of at least this size are split between helper threads.
 const PARALLEL_MIN: usize = 8 << 20;
 
@@ -60,6 +66,28 @@ struct PerStream {
     landings: Vec<Landing>,
     /// Buffers of small host → device copies, free once the stream completes.
     release: Vec<Slot>,
+    /// Small copies not queued yet, all in one direction: they go to the driver in one call
+    /// before anything else is queued on the stream ([`Staging::flush`]).
+    batch: Batch,
+}
+
+#[derive(Default)]
+struct Batch {
+    to_device: bool,
+    dsts: Vec<CUdeviceptr>,
+    srcs: Vec<CUdeviceptr>,
+    sizes: Vec<usize>,
+}
+
+impl Batch {
+    /// Whether a copy to device range `[dst, dst + size)` overlaps one in the batch (copies
+    /// in one batch may run in any order).
+    fn overlaps(&self, dst: usize, size: usize) -> bool {
+        self.dsts
+            .iter()
+            .zip(&self.sizes)
+            .any(|(&d, &n)| (d as usize) < dst + size && dst < d as usize + n)
+    }
 }
 
 #[derive(Default)]
@@ -72,10 +100,20 @@ struct Pool {
 
 pub struct Staging {
     ctx: CUcontext,
+    /// The device's ordinal (location hints of batched copies).
+    device: i32,
     limit: usize,
     helpers: usize,
-    pool: Mutex<Pool>,
+    /// Small copies are batched (`OMPTARGET_RS_CUDA_BATCH_COPIES`, on by default) ...
+    batching: bool,
+    /// ... through `cuMemcpyBatchAsync`, until the driver refuses it once.
+    batch_api: std::sync::atomic::AtomicBool,
+    /// Copies waiting in some stream's batch (0: `flush` need not look).
+    batched: AtomicUsize,
+    pool: Arc<Mutex<Pool>>,
     pending: Mutex<HashMap<usize, PerStream>>,
+    /// Requests for new buffers, served by a background thread (see [`Staging::take`]).
+    grower: OnceLock<Option<Mutex<mpsc::Sender<usize>>>>,
 }
 
 // SAFETY: the context handle is only passed to the driver, which accepts it from any thread.
@@ -83,21 +121,28 @@ unsafe impl Send for Staging {}
 unsafe impl Sync for Staging {}
 
 fn copy_bytes(dst: usize, src: usize, size: usize) {
+    let started = crate::driver::profile::start();
     // SAFETY: callers pass ranges the core guarantees live (the program's host memory for
     // the construct's duration) and pinned buffers of at least `size` bytes; they never
     // overlap (one is ours).
     unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, size) };
+    crate::driver::profile::record("(host copy to/from staging buffers)", started);
 }
 
 impl Staging {
     /// `limit`: pinned bytes at most; `helpers`: threads (the caller included) for large copies.
-    pub fn new(ctx: CUcontext, limit: usize, helpers: usize) -> Self {
+    pub fn new(ctx: CUcontext, device: i32, limit: usize, helpers: usize, batching: bool) -> Self {
         Self {
             ctx,
+            device,
             limit,
             helpers: helpers.max(1),
-            pool: Mutex::new(Pool::default()),
+            batching,
+            batch_api: std::sync::atomic::AtomicBool::new(true),
+            batched: AtomicUsize::new(0),
+            pool: Arc::new(Mutex::new(Pool::default())),
             pending: Mutex::new(HashMap::new()),
+            grower: OnceLock::new(),
         }
     }
 
@@ -125,6 +170,13 @@ impl Staging {
                 Some(pool.in_flight.remove(i))
             } else if pool.bytes + class_size(class) <= self.limit {
                 pool.bytes += class_size(class);
+                if class_size(class) >= GROW_IN_BACKGROUND {
+                    drop(pool);
+                    if self.grow_in_background(class) {
+                        // This copy takes the driver's path; later ones find the buffer.
+                        return Ok(None);
+                    }
+                }
                 None
             } else if let Some(i) = pool.in_flight.iter().position(|s| s.class == class) {
                 // At the limit: wait for the oldest buffer of this size in flight.
@@ -165,6 +217,56 @@ impl Staging {
             slot.event = e as usize;
         }
         Ok(Some(slot))
+    }
+
+    /// Asks the background thread for one more buffer of `class` (its bytes are reserved
+    /// already). Pinning fresh memory costs ~1.3 ms per MiB on the H200 machines (a virtual
+    /// machine populating its memory), far more than the driver's pageable path for one copy,
+    /// so a program pays it off its critical path: the first copies use the driver's path and
+    /// later ones the buffers. `false`: no background thread, allocate here.
+    fn grow_in_background(&self, class: usize) -> bool {
+        let tx = self.grower.get_or_init(|| {
+            let (tx, rx) = mpsc::channel::<usize>();
+            let pool = self.pool.clone();
+            let ctx = self.ctx as usize;
+            std::thread::Builder::new()
+                .name("omptarget-staging".into())
+                .spawn(move || {
+                    let ok = make_current(ctx as CUcontext).is_ok();
+                    while let Ok(class) = rx.recv() {
+                        let mut p: *mut std::ffi::c_void = std::ptr::null_mut();
+                        // SAFETY: a pinned host allocation, kept for the process's life.
+                        let r = ok
+                            && call("cuMemAllocHost", || unsafe {
+                                sys::cuMemAllocHost_v2(&mut p, class_size(class))
+                            })
+                            .is_ok();
+                        let mut pool = pool.lock().unwrap_or_else(|e| e.into_inner());
+                        if r {
+                            if pool.free.len() < CLASSES {
+                                pool.free.resize_with(CLASSES, Vec::new);
+                            }
+                            pool.free[class].push(Slot {
+                                buf: p as usize,
+                                class,
+                                event: 0,
+                            });
+                        } else {
+                            pool.bytes -= class_size(class);
+                        }
+                    }
+                })
+                .ok()
+                .map(|_| Mutex::new(tx))
+        });
+        match tx {
+            Some(tx) => tx
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .send(class)
+                .is_ok(),
+            None => false,
+        }
     }
 
     fn give_back(&self, slots: impl IntoIterator<Item = Slot>) {
@@ -239,29 +341,26 @@ impl Staging {
                 sys::cuMemcpyHtoDAsync_v2(d as CUdeviceptr, from as *const _, len, s())
             })
         };
-        if size <= SMALL {
-            let Some(slot) = self.take(size, false)? else {
-                return dma(dst, src, size);
-            };
+        if size <= SMALL
+            && let Some(slot) = self.take(size, false)?
+        {
             copy_bytes(slot.buf, src, size);
-            let r = dma(dst, slot.buf, size);
-            self.pending
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .entry(stream)
-                .or_default()
-                .release
-                .push(slot);
-            return r;
+            return self.queue_small(stream, true, dst, slot.buf, size, |ps| {
+                ps.release.push(slot)
+            });
+        }
+        self.flush(stream)?;
+        if size <= SMALL {
+            return dma(dst, src, size);
         }
         let n = size.div_ceil(CHUNK);
-        self.parallel(n, size, |i| {
-            let off = i * CHUNK;
-            let len = CHUNK.min(size - off);
-            let Some(slot) = self.take(len, true)? else {
+        let chunk = |i: usize| (i * CHUNK, CHUNK.min(size - i * CHUNK));
+        // Queues chunk `i` from `slot` (or straight from the program's memory without one).
+        let issue = |i: usize, slot: Option<Slot>| -> Result<()> {
+            let (off, len) = chunk(i);
+            let Some(slot) = slot else {
                 return dma(dst + off, src + off, len);
             };
-            copy_bytes(slot.buf, src + off, len);
             let r = dma(dst + off, slot.buf, len).and_then(|_| {
                 // SAFETY: records a live event on a live stream.
                 call("cuEventRecord", || unsafe {
@@ -269,8 +368,7 @@ impl Staging {
                 })
             });
             if r.is_err() {
-                // Nothing may be queued to read this buffer any more: it goes back free only
-                // after the stream is done with it.
+                // Maybe queued, maybe not: the buffer is free again only after the stream.
                 self.pending
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
@@ -286,6 +384,88 @@ impl Staging {
                     .push(slot);
             }
             r
+        };
+        let fill = |i: usize| -> Result<Option<Slot>> {
+            let (off, len) = chunk(i);
+            let slot = self.take(len, true)?;
+            if let Some(slot) = &slot {
+                copy_bytes(slot.buf, src + off, len);
+            }
+            Ok(slot)
+        };
+        if size < PARALLEL_MIN || self.helpers <= 1 {
+            for i in 0..n {
+                issue(i, fill(i)?)?;
+            }
+            return Ok(());
+        }
+        // Helper threads fill the buffers; this thread queues each chunk, in order, as soon
+        // as it is filled (one thread talking to the stream: the driver serialises per-stream
+        // submissions, and concurrent ones were measured 100x slower per call).
+        let filled: Vec<Mutex<Option<Result<Option<Slot>>>>> =
+            (0..n).map(|_| Mutex::new(None)).collect();
+        let next = AtomicUsize::new(0);
+        let abort = std::sync::atomic::AtomicBool::new(false);
+        let helper = || {
+            if make_current(self.ctx).is_err() {
+                return;
+            }
+            while !abort.load(Ordering::Relaxed) {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= n {
+                    break;
+                }
+                let r = fill(i);
+                *filled[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+            }
+        };
+        std::thread::scope(|scope| {
+            let mut started = 0;
+            for _ in 0..self.helpers.min(n) {
+                if std::thread::Builder::new()
+                    .spawn_scoped(scope, helper)
+                    .is_ok()
+                {
+                    started += 1;
+                }
+            }
+            let mut result = Ok(());
+            for (i, slot_i) in filled.iter().enumerate() {
+                let got = if started == 0 {
+                    // No helper could be started: fill here.
+                    next.fetch_max(i + 1, Ordering::Relaxed);
+                    fill(i)
+                } else {
+                    let mut spins = 0u32;
+                    loop {
+                        if let Some(r) = slot_i.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                            break r;
+                        }
+                        spins += 1;
+                        if spins < 64 {
+                            std::hint::spin_loop();
+                        } else {
+                            std::thread::yield_now();
+                        }
+                    }
+                };
+                let r = got.and_then(|slot| issue(i, slot));
+                if r.is_err() {
+                    abort.store(true, Ordering::Relaxed);
+                    result = r;
+                    break;
+                }
+            }
+            if result.is_err() {
+                // Buffers filled but never queued go back free.
+                for f in &filled {
+                    if let Some(Ok(Some(slot))) = f.lock().unwrap_or_else(|e| e.into_inner()).take()
+                    {
+                        self.give_back([slot]);
+                    }
+                }
+            }
+            result
         })
     }
 
@@ -299,6 +479,19 @@ impl Staging {
                 sys::cuMemcpyDtoHAsync_v2(to as *mut _, from as CUdeviceptr, len, s)
             })
         };
+        if size <= SMALL
+            && let Some(slot) = self.take(size, false)?
+        {
+            let buf = slot.buf;
+            let landing = Landing {
+                chunks: vec![(dst, size, slot)],
+                evented: false,
+            };
+            return self.queue_small(s as usize, false, buf, src, size, |ps| {
+                ps.landings.push(landing)
+            });
+        }
+        self.flush(s as usize)?;
         let evented = size > SMALL;
         let mut landing = Landing {
             chunks: Vec::with_capacity(size.div_ceil(CHUNK)),
@@ -340,6 +533,132 @@ impl Staging {
         result
     }
 
+    /// Queues a small copy between a pinned buffer and the device: into the stream's batch,
+    /// or at once without batching. `keep` records the buffer's fate with the stream.
+    fn queue_small(
+        &self,
+        stream: usize,
+        to_device: bool,
+        dst: usize,
+        src: usize,
+        size: usize,
+        keep: impl FnOnce(&mut PerStream),
+    ) -> Result<()> {
+        let mut earlier = None;
+        {
+            let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+            let ps = pending.entry(stream).or_default();
+            keep(ps);
+            if self.batching {
+                let b = &mut ps.batch;
+                if !b.sizes.is_empty() && (b.to_device != to_device || b.overlaps(dst, size)) {
+                    // Another direction, or a range an earlier copy writes: that batch first.
+                    earlier = Some(std::mem::take(b));
+                }
+                let b = &mut ps.batch;
+                b.to_device = to_device;
+                b.dsts.push(dst as CUdeviceptr);
+                b.srcs.push(src as CUdeviceptr);
+                b.sizes.push(size);
+                self.batched.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        let s = stream as CUstream;
+        if let Some(b) = earlier {
+            self.batched.fetch_sub(b.sizes.len(), Ordering::Relaxed);
+            self.issue_batch(b, s)?;
+        }
+        if self.batching {
+            return Ok(());
+        }
+        let b = Batch {
+            to_device,
+            dsts: vec![dst as CUdeviceptr],
+            srcs: vec![src as CUdeviceptr],
+            sizes: vec![size],
+        };
+        self.issue_batch(b, s)
+    }
+
+    /// Queues `stream`'s batched copies: called before anything else is queued on it.
+    pub fn flush(&self, stream: usize) -> Result<()> {
+        if self.batched.load(Ordering::Relaxed) == 0 {
+            return Ok(());
+        }
+        let b = {
+            let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+            match pending.get_mut(&stream) {
+                Some(ps) if !ps.batch.sizes.is_empty() => std::mem::take(&mut ps.batch),
+                _ => return Ok(()),
+            }
+        };
+        self.batched.fetch_sub(b.sizes.len(), Ordering::Relaxed);
+        self.issue_batch(b, stream as CUstream)
+    }
+
+    fn issue_batch(&self, mut b: Batch, s: CUstream) -> Result<()> {
+        let n = b.sizes.len();
+        if n > 1 && self.batch_api.load(Ordering::Relaxed) {
+            let host = sys::CUmemLocation {
+                type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_HOST,
+                id: 0,
+            };
+            let device = sys::CUmemLocation {
+                type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
+                id: self.device,
+            };
+            let (src_hint, dst_hint) = if b.to_device {
+                (host, device)
+            } else {
+                (device, host)
+            };
+            let mut attrs = sys::CUmemcpyAttributes {
+                srcAccessOrder: sys::CUmemcpySrcAccessOrder::CU_MEMCPY_SRC_ACCESS_ORDER_STREAM,
+                srcLocHint: src_hint,
+                dstLocHint: dst_hint,
+                flags: 0,
+            };
+            let mut first = 0usize;
+            let mut failed_at = 0usize;
+            // SAFETY: n copies between pinned buffers of ours and live device ranges, one
+            // attribute set for all of them (index 0).
+            let r = call("cuMemcpyBatchAsync", || unsafe {
+                sys::cuMemcpyBatchAsync(
+                    b.dsts.as_mut_ptr(),
+                    b.srcs.as_mut_ptr(),
+                    b.sizes.as_mut_ptr(),
+                    n,
+                    &mut attrs,
+                    &mut first,
+                    1,
+                    &mut failed_at,
+                    s,
+                )
+            });
+            if r.is_ok() {
+                return Ok(());
+            }
+            // Not available (an older driver) or refused: one by one from now on. Copies the
+            // driver queued already are queued again, which is harmless: the same bytes.
+            self.batch_api.store(false, Ordering::Relaxed);
+        }
+        for i in 0..n {
+            let (d, from, len) = (b.dsts[i], b.srcs[i], b.sizes[i]);
+            if b.to_device {
+                // SAFETY: from a pinned buffer of ours into a live device range.
+                call("cuMemcpyHtoDAsync", || unsafe {
+                    sys::cuMemcpyHtoDAsync_v2(d, from as *const _, len, s)
+                })?;
+            } else {
+                // SAFETY: from a live device range into a pinned buffer of ours.
+                call("cuMemcpyDtoHAsync", || unsafe {
+                    sys::cuMemcpyDtoHAsync_v2(d as *mut _, from, len, s)
+                })?;
+            }
+        }
+        Ok(())
+    }
+
     /// Lands `stream`'s staged copies in the order they were issued and frees its buffers.
     /// `wait` waits for the whole stream and is called at most once, when a landing needs it
     /// (`None`: the stream is known complete). Large copies land chunk by chunk as each
@@ -349,6 +668,9 @@ impl Staging {
         stream: usize,
         mut wait: Option<&mut dyn FnMut() -> Result<()>>,
     ) -> Result<()> {
+        if wait.is_some() {
+            self.flush(stream)?;
+        }
         let done = self
             .pending
             .lock()
@@ -404,12 +726,13 @@ mod tests {
         assert_eq!(class_of(4097), 1);
         assert_eq!(class_of(SMALL), 8);
         assert_eq!(class_of(CHUNK), CLASSES - 1);
+        const { assert!(UNASKED <= SMALL && SMALL <= CHUNK) };
         assert_eq!(class_size(CLASSES - 1), CHUNK);
     }
 
     #[test]
     fn parallel_runs_every_index_once_and_reports_an_error() {
-        let s = Staging::new(std::ptr::null_mut(), 0, 4);
+        let s = Staging::new(std::ptr::null_mut(), 0, 0, 4, true);
         let seen: Vec<AtomicUsize> = (0..37).map(|_| AtomicUsize::new(0)).collect();
         // Below PARALLEL_MIN: on the caller's thread only.
         s.parallel(37, 1, |i| {

@@ -193,6 +193,12 @@ for kind in examples bench; do
   done
 done
 
+# Plain host tools (no offloading): bench/tools/*.c
+for src in bench/tools/*.c; do
+  [[ -f $src ]] || continue
+  cc -O2 -pthread -o "$out/bin/$(basename "$src" .c)" "$src" || nfail=$((nfail + 1))
+done
+
 # ---------------------------------------------------------------- info and size
 {
   echo "built: $(date -u +%FT%TZ) on $(hostname)"

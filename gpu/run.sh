@@ -400,8 +400,18 @@ perf() {
     done
   done
   grep -A1 -E '^--- alloc' "$log" | cut -c1-200 | tee -a "$SUMMARY" > /dev/null
+  if [[ -x $G/bin/memcpy_bw ]]; then
+    echo "-- host memcpy bandwidth (bench/tools/memcpy_bw.c)" | tee -a "$SUMMARY" >> "$log"
+    timeout -k 5 "$(tmo 60)" "$G/bin/memcpy_bw" 16 2>&1 | tr '\n' ' ' | tee -a "$SUMMARY" >> "$log"; echo | tee -a "$SUMMARY" >> "$log"
+  fi
+  echo "-- nowait32x4MiB under ours, 5 reps, with the driver-call profile" | tee -a "$SUMMARY" >> "$log"
+  (cd "$W/cwd" && OMPTARGET_RS_PROFILE=1 timeout -k 5 "$(tmo 60)" "${ours_env[@]}" "$sc" nowait32x4MiB 5 1) 2>&1 | head -n 16 | cut -c1-110 | tee -a "$SUMMARY" >> "$log"
   local ncu; ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null || true)
   if [[ -n $ncu ]]; then
+    echo "--- empty: clang's kernel under ours, then the floor's" >> "$log"
+    (cd "$W/cwd" && timeout -k 5 "$(tmo 120)" "${ours_env[@]}" "$ncu" --clock-control none --metrics gpu__time_duration.sum -c 3 "$sc" empty 1 10000) 2>&1 | grep -E 'gpu__time_duration' | tail -n 2 >> "$log"
+    (cd "$W/cwd" && timeout -k 5 "$(tmo 120)" env "LD_LIBRARY_PATH=$EXTRA_LIB" "$ncu" --clock-control none --metrics gpu__time_duration.sum -k empty -c 3 "$G/bin/omptarget" floor empty --reps 1) 2>&1 | grep -E 'gpu__time_duration' | tail -n 2 >> "$log"
+    grep -A4 -E '^--- empty' "$log" | cut -c1-160 | tee -a "$SUMMARY" > /dev/null
     echo "-- kernel durations with ncu (gpu__time_duration.sum)" | tee -a "$SUMMARY" >> "$log"
     for s in alloc64MiB_kernel alloc1GiB_kernel; do
       echo "--- $s ours (clang's kernel)" >> "$log"

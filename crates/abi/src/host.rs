@@ -52,6 +52,7 @@ type GlobalThreadNum = unsafe extern "C" fn(*const libc::c_void) -> i32;
 type WaitDeps =
     unsafe extern "C" fn(*const libc::c_void, i32, i32, *mut DependInfo, i32, *mut DependInfo);
 type AsyncHandlePtr = unsafe extern "C" fn(i32) -> *mut *mut libc::c_void;
+type InExplicitTask = unsafe extern "C" fn() -> libc::c_int;
 
 /// libomp's tasking entry points, looked up by name once (a `nowait` construct needs two of
 /// them every time).
@@ -59,6 +60,7 @@ struct Tasking {
     global_thread_num: Option<GlobalThreadNum>,
     wait_deps: Option<WaitDeps>,
     async_handle: Option<AsyncHandlePtr>,
+    in_explicit_task: Option<InExplicitTask>,
 }
 
 fn symbol(name: &CStr) -> *mut libc::c_void {
@@ -69,10 +71,11 @@ fn symbol(name: &CStr) -> *mut libc::c_void {
 fn tasking() -> &'static Tasking {
     static TASKING: std::sync::OnceLock<Tasking> = std::sync::OnceLock::new();
     TASKING.get_or_init(|| {
-        let (g, w, h) = (
+        let (g, w, h, e) = (
             symbol(c"__kmpc_global_thread_num"),
             symbol(c"__kmpc_omp_wait_deps"),
             symbol(c"__kmpc_omp_get_target_async_handle_ptr"),
+            symbol(c"omp_in_explicit_task"),
         );
         // SAFETY: non-null results are libomp's functions with the signatures above.
         unsafe {
@@ -80,6 +83,7 @@ fn tasking() -> &'static Tasking {
                 global_thread_num: (!g.is_null()).then(|| std::mem::transmute(g)),
                 wait_deps: (!w.is_null()).then(|| std::mem::transmute(w)),
                 async_handle: (!h.is_null()).then(|| std::mem::transmute(h)),
+                in_explicit_task: (!e.is_null()).then(|| std::mem::transmute(e)),
             }
         }
     })
@@ -122,6 +126,15 @@ pub fn target_async_handle() -> Option<*mut *mut libc::c_void> {
     let (Some(gtid), Some(handle)) = (t.global_thread_num, t.async_handle) else {
         return None;
     };
+    // Outside any explicit task (a program calling a `_nowait` entry point directly) libomp
+    // still hands out the implicit task's slot, but nobody would ever poll it: such a
+    // construct completes at once, as a blocking one.
+    // SAFETY: libomp's function, no arguments.
+    if let Some(in_task) = t.in_explicit_task
+        && unsafe { in_task() } == 0
+    {
+        return None;
+    }
     // SAFETY: libomp's functions; the slot belongs to the calling thread's current task.
     let slot = unsafe { handle(gtid(std::ptr::null())) };
     (!slot.is_null()).then_some(slot)

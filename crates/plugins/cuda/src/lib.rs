@@ -815,7 +815,9 @@ impl Device for CudaDevice {
                 } else {
                     dst
                 };
-                if size > staging::UNASKED && !driver::is_pageable(host) {
+                if size > staging::UNASKED
+                    && (!driver::is_pageable(host) || !self.staging.worth_it(size))
+                {
                     self.staging.flush(q.0)?;
                     issue(stream(q))
                 } else if kind == CopyKind::HostToDevice {

@@ -406,6 +406,12 @@ perf() {
   fi
   echo "-- nowait32x4MiB under ours, 5 reps, with the driver-call profile" | tee -a "$SUMMARY" >> "$log"
   (cd "$W/cwd" && OMPTARGET_RS_PROFILE=1 timeout -k 5 "$(tmo 60)" "${ours_env[@]}" "$sc" nowait32x4MiB 5 1) 2>&1 | head -n 16 | cut -c1-110 | tee -a "$SUMMARY" >> "$log"
+  echo "-- nowait32x4MiB under ours and LLVM with other settings (one run each)" | tee -a "$SUMMARY" >> "$log"
+  local e
+  for e in LIBOMP_NUM_HIDDEN_HELPER_THREADS=16 OMPTARGET_RS_CUDA_STAGING_LIMIT=2147483648 OMP_NUM_THREADS=4; do
+    echo "$e ours: $(cd "$W/cwd" && timeout -k 5 "$(tmo 60)" env "$e" "${ours_env[@]}" "$sc" nowait32x4MiB 5 1 2>&1 | tr '\n' ' ')" | tee -a "$SUMMARY" >> "$log"
+    echo "$e llvm: $(cd "$W/cwd" && timeout -k 5 "$(tmo 60)" env "$e" "${llvm_env[@]}" "$sc" nowait32x4MiB 5 1 2>&1 | tr '\n' ' ')" | tee -a "$SUMMARY" >> "$log"
+  done
   local ncu; ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null || true)
   if [[ -n $ncu ]]; then
     echo "--- empty: clang's kernel under ours, then the floor's" >> "$log"

@@ -22,7 +22,7 @@ use cudarc::driver::sys;
 use omptarget_plugin::{Error, Result};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, mpsc};
+use std::sync::Mutex;
 
 /// Copies up to this size take one buffer and need no event.
 pub const SMALL: usize = 1 << 20;
@@ -36,8 +36,6 @@ const MIN_CLASS: usize = 4096;
 const CLASSES: usize = (CHUNK / MIN_CLASS).trailing_zeros() as usize + 1;
 /// Large pageable copies are staged once this many bytes have gone that way.
 pub const STAGE_AFTER: usize = 256 << 20;
-/// Buffers of at least this size are allocated by a background thread.
-const GROW_IN_BACKGROUND: usize = 64 << 10;
 /// Copies of at least this size are split between helper threads.
 const PARALLEL_MIN: usize = 8 << 20;
 
@@ -114,15 +112,22 @@ pub struct Staging {
     batched: AtomicUsize,
     /// Bytes of large copies to or from pageable memory so far (see [`Staging::worth_it`]).
     pageable_bytes: AtomicUsize,
-    pool: Arc<Mutex<Pool>>,
+    pool: Mutex<Pool>,
     pending: Mutex<HashMap<usize, PerStream>>,
-    /// Requests for new buffers, served by a background thread (see [`Staging::take`]).
-    grower: OnceLock<Option<Mutex<mpsc::Sender<usize>>>>,
 }
 
 // SAFETY: the context handle is only passed to the driver, which accepts it from any thread.
 unsafe impl Send for Staging {}
 unsafe impl Sync for Staging {}
+
+/// A copy that found no staging buffer (the limit) and takes the driver's path: counted
+/// under `OMPTARGET_RS_PROFILE=1`.
+fn no_buffer(f: impl FnOnce() -> Result<()>) -> Result<()> {
+    let started = crate::driver::profile::start();
+    let r = f();
+    crate::driver::profile::record("(copies without a staging buffer)", started);
+    r
+}
 
 fn copy_bytes(dst: usize, src: usize, size: usize) {
     let started = crate::driver::profile::start();
@@ -145,9 +150,8 @@ impl Staging {
             batch_api: std::sync::atomic::AtomicBool::new(true),
             batched: AtomicUsize::new(0),
             pageable_bytes: AtomicUsize::new(0),
-            pool: Arc::new(Mutex::new(Pool::default())),
+            pool: Mutex::new(Pool::default()),
             pending: Mutex::new(HashMap::new()),
-            grower: OnceLock::new(),
         }
     }
 
@@ -186,13 +190,6 @@ impl Staging {
                 Some(pool.in_flight.remove(i))
             } else if pool.bytes + class_size(class) <= self.limit {
                 pool.bytes += class_size(class);
-                if class_size(class) >= GROW_IN_BACKGROUND {
-                    drop(pool);
-                    if self.grow_in_background(class) {
-                        // This copy takes the driver's path; later ones find the buffer.
-                        return Ok(None);
-                    }
-                }
                 None
             } else if let Some(i) = pool.in_flight.iter().position(|s| s.class == class) {
                 // At the limit: wait for the oldest buffer of this size in flight.
@@ -233,56 +230,6 @@ impl Staging {
             slot.event = e as usize;
         }
         Ok(Some(slot))
-    }
-
-    /// Asks the background thread for one more buffer of `class` (its bytes are reserved
-    /// already). Pinning fresh memory costs ~1.3 ms per MiB on the H200 machines (a virtual
-    /// machine populating its memory), far more than the driver's pageable path for one copy,
-    /// so a program pays it off its critical path: the first copies use the driver's path and
-    /// later ones the buffers. `false`: no background thread, allocate here.
-    fn grow_in_background(&self, class: usize) -> bool {
-        let tx = self.grower.get_or_init(|| {
-            let (tx, rx) = mpsc::channel::<usize>();
-            let pool = self.pool.clone();
-            let ctx = self.ctx as usize;
-            std::thread::Builder::new()
-                .name("omptarget-staging".into())
-                .spawn(move || {
-                    let ok = make_current(ctx as CUcontext).is_ok();
-                    while let Ok(class) = rx.recv() {
-                        let mut p: *mut std::ffi::c_void = std::ptr::null_mut();
-                        // SAFETY: a pinned host allocation, kept for the process's life.
-                        let r = ok
-                            && call("cuMemAllocHost", || unsafe {
-                                sys::cuMemAllocHost_v2(&mut p, class_size(class))
-                            })
-                            .is_ok();
-                        let mut pool = pool.lock().unwrap_or_else(|e| e.into_inner());
-                        if r {
-                            if pool.free.len() < CLASSES {
-                                pool.free.resize_with(CLASSES, Vec::new);
-                            }
-                            pool.free[class].push(Slot {
-                                buf: p as usize,
-                                class,
-                                event: 0,
-                            });
-                        } else {
-                            pool.bytes -= class_size(class);
-                        }
-                    }
-                })
-                .ok()
-                .map(|_| Mutex::new(tx))
-        });
-        match tx {
-            Some(tx) => tx
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .send(class)
-                .is_ok(),
-            None => false,
-        }
     }
 
     fn give_back(&self, slots: impl IntoIterator<Item = Slot>) {
@@ -367,7 +314,7 @@ impl Staging {
         }
         self.flush(stream)?;
         if size <= SMALL {
-            return dma(dst, src, size);
+            return no_buffer(|| dma(dst, src, size));
         }
         let n = size.div_ceil(CHUNK);
         let chunk = |i: usize| (i * CHUNK, CHUNK.min(size - i * CHUNK));
@@ -375,7 +322,7 @@ impl Staging {
         let issue = |i: usize, slot: Option<Slot>| -> Result<()> {
             let (off, len) = chunk(i);
             let Some(slot) = slot else {
-                return dma(dst + off, src + off, len);
+                return no_buffer(|| dma(dst + off, src + off, len));
             };
             let r = dma(dst + off, slot.buf, len).and_then(|_| {
                 // SAFETY: records a live event on a live stream.
@@ -529,7 +476,7 @@ impl Staging {
                     landing.chunks.push((dst + off, len, slot));
                 }
                 // Past the limit: the driver's own (blocking) path, still stream-ordered.
-                Ok(None) => result = dma(dst + off, src + off, len),
+                Ok(None) => result = no_buffer(|| dma(dst + off, src + off, len)),
                 Err(e) => result = Err(e),
             }
             if result.is_err() {

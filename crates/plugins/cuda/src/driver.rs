@@ -32,7 +32,10 @@ pub fn call(what: &'static str, f: impl FnOnce() -> sys::CUresult) -> Result<()>
 
 /// `cuStreamQuery`/`cuEventQuery`: `Ok(true)` when done, `Ok(false)` when still running.
 pub fn query(what: &'static str, f: impl FnOnce() -> sys::CUresult) -> Result<bool> {
-    match catch_unwind(AssertUnwindSafe(f)) {
+    let started = profile::start();
+    let r = catch_unwind(AssertUnwindSafe(f));
+    profile::record(what, started);
+    match r {
         Ok(sys::CUresult::CUDA_SUCCESS) => Ok(true),
         Ok(sys::CUresult::CUDA_ERROR_NOT_READY) => Ok(false),
         Ok(code) => Err(Error::new(

@@ -104,16 +104,16 @@ pub fn make_current(ctx: CUcontext) -> Result<()> {
 pub fn is_pageable(ptr: usize) -> bool {
     let started = profile::start();
     let mut ty = 0u32;
-    // SAFETY: writes one unsigned int; an unknown pointer only yields an error code.
+    let mut attr = sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE;
+    let mut data: [*mut std::ffi::c_void; 1] = [(&raw mut ty).cast()];
+    // SAFETY: writes one unsigned int. Unlike cuPointerGetAttribute, this call succeeds for
+    // memory CUDA does not know, leaving the type 0, so tools such as compute-sanitizer see
+    // no failed API call.
     let r = catch_unwind(AssertUnwindSafe(|| unsafe {
-        sys::cuPointerGetAttribute(
-            (&raw mut ty).cast(),
-            sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-            ptr as CUdeviceptr,
-        )
+        sys::cuPointerGetAttributes(1, &mut attr, data.as_mut_ptr(), ptr as CUdeviceptr)
     }));
-    profile::record("cuPointerGetAttribute(MEMORY_TYPE)", started);
-    !matches!(r, Ok(sys::CUresult::CUDA_SUCCESS))
+    profile::record("cuPointerGetAttributes(MEMORY_TYPE)", started);
+    !matches!(r, Ok(sys::CUresult::CUDA_SUCCESS)) || ty == 0
 }
 
 pub fn attribute(dev: CUdevice, attr: sys::CUdevice_attribute) -> Result<i32> {

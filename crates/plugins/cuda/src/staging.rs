@@ -513,40 +513,37 @@ impl Staging {
         size: usize,
         keep: impl FnOnce(&mut PerStream),
     ) -> Result<()> {
-        let mut earlier = None;
-        {
-            let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-            let ps = pending.entry(stream).or_default();
-            keep(ps);
-            if self.batching {
-                let b = &mut ps.batch;
-                if !b.sizes.is_empty() && (b.to_device != to_device || b.overlaps(dst, size)) {
-                    // Another direction, or a range an earlier copy writes: that batch first.
-                    earlier = Some(std::mem::take(b));
-                }
-                let b = &mut ps.batch;
-                b.to_device = to_device;
-                b.dsts.push(dst as CUdeviceptr);
-                b.srcs.push(src as CUdeviceptr);
-                b.sizes.push(size);
-                self.batched.fetch_add(1, Ordering::Relaxed);
-            }
-        }
+        // Batches are issued with the lock held: another thread may flush this stream (an
+        // event recorded on it for a cross-queue wait) while its owner queues more work, and
+        // the stream must see the batches in the order they were closed.
+        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let ps = pending.entry(stream).or_default();
+        keep(ps);
         let s = stream as CUstream;
-        if let Some(b) = earlier {
-            self.batched.fetch_sub(b.sizes.len(), Ordering::Relaxed);
-            self.issue_batch(b, s)?;
+        if !self.batching {
+            let b = Batch {
+                to_device,
+                dsts: vec![dst as CUdeviceptr],
+                srcs: vec![src as CUdeviceptr],
+                sizes: vec![size],
+            };
+            return self.issue_batch(b, s);
         }
-        if self.batching {
-            return Ok(());
+        let b = &mut ps.batch;
+        if !b.sizes.is_empty() && (b.to_device != to_device || b.overlaps(dst, size)) {
+            // Another direction, or a range an earlier copy writes: that batch first.
+            let earlier = std::mem::take(b);
+            self.batched
+                .fetch_sub(earlier.sizes.len(), Ordering::Relaxed);
+            self.issue_batch(earlier, s)?;
         }
-        let b = Batch {
-            to_device,
-            dsts: vec![dst as CUdeviceptr],
-            srcs: vec![src as CUdeviceptr],
-            sizes: vec![size],
-        };
-        self.issue_batch(b, s)
+        let b = &mut ps.batch;
+        b.to_device = to_device;
+        b.dsts.push(dst as CUdeviceptr);
+        b.srcs.push(src as CUdeviceptr);
+        b.sizes.push(size);
+        self.batched.fetch_add(1, Ordering::Relaxed);
+        Ok(())
     }
 
     /// Queues `stream`'s batched copies: called before anything else is queued on it.
@@ -554,15 +551,17 @@ impl Staging {
         if self.batched.load(Ordering::Relaxed) == 0 {
             return Ok(());
         }
-        let b = {
-            let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-            match pending.get_mut(&stream) {
-                Some(ps) if !ps.batch.sizes.is_empty() => std::mem::take(&mut ps.batch),
-                _ => return Ok(()),
-            }
+        // Issued with the lock held (see `queue_small`): a concurrent flush of the same stream
+        // must not queue anything between taking this batch and issuing it.
+        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let b = match pending.get_mut(&stream) {
+            Some(ps) if !ps.batch.sizes.is_empty() => std::mem::take(&mut ps.batch),
+            _ => return Ok(()),
         };
         self.batched.fetch_sub(b.sizes.len(), Ordering::Relaxed);
-        self.issue_batch(b, stream as CUstream)
+        let r = self.issue_batch(b, stream as CUstream);
+        drop(pending);
+        r
     }
 
     fn issue_batch(&self, mut b: Batch, s: CUstream) -> Result<()> {

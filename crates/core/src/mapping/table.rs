@@ -104,10 +104,18 @@ impl Entry {
         })
     }
 
-    /// Whether releasing one reference of the given kind (or deleting) leaves the entry with
-    /// no references at all.
+    /// Whether releasing one reference of the given kind (or deleting) removes the last
+    /// reference: the entry ends with none, and a plain release found one of its kind to
+    /// release (releasing a count that is already 0 removes nothing; LLVM's
+    /// `decShouldRemove`).
     pub fn release_would_remove(&self, hold: bool, delete: bool) -> bool {
-        self.counts_after(hold, delete) == Some((0, 0))
+        let had_one = delete
+            || if hold {
+                self.hold_refs > 0
+            } else {
+                self.dyn_refs != RefCount::Finite(0)
+            };
+        had_one && self.counts_after(hold, delete) == Some((0, 0))
     }
 
     /// Releases one reference of the given kind, or zeroes it for `delete`. Returns whether
@@ -320,6 +328,13 @@ mod tests {
         assert_eq!(e.dyn_refs, RefCount::Finite(0));
         assert!(e.release_would_remove(true, false));
         assert!(e.release(true, false));
+        // A release that finds its count already 0 removes nothing (a `from` item after a
+        // `delete` of the same list item in one construct), a delete still does.
+        let mut z = entry(0, 8);
+        assert!(z.release(false, true));
+        assert!(!z.release_would_remove(false, false));
+        assert!(!z.release_would_remove(true, false));
+        assert!(z.release_would_remove(false, true));
         // Infinite entries never go away.
         let mut g = entry(0, 8);
         g.dyn_refs = RefCount::Infinite;

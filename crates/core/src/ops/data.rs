@@ -322,16 +322,20 @@ impl Runtime {
             };
             let e = table.get_mut(id).expect("live entry");
             ai.order_after(e.pending)?;
+            // As LLVM 19: whether this item releases the last reference is decided from the
+            // count before it (so an item that finds the count already zeroed by an earlier
+            // `delete` of the same construct copies nothing back), and a member of a mapped
+            // struct, which holds no reference of its own, changes no count, `delete` or not.
             let is_last = e.release_would_remove(hold, delete);
-            if delete || update_ref {
+            if update_ref {
                 e.release(hold, delete);
             }
-            let action = if delete {
-                RefAction::Reset
-            } else if update_ref {
-                RefAction::Decremented
-            } else {
+            let action = if !update_ref {
                 RefAction::Suppressed
+            } else if delete {
+                RefAction::Reset
+            } else {
+                RefAction::Decremented
             };
             trace::mapping_exists(
                 info, dev.id, e, begin, size, false, hold, action, is_last, None,

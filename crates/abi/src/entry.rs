@@ -818,6 +818,14 @@ export! {
 }
 
 export! {
+    /// OpenMP 5.1; LLVM 19 lacks it (docs/DIVERGENCES.md). An invalid device number gives 0
+    /// rather than LLVM's fatal error for the other routines: the question has an answer.
+    fn omp_target_is_accessible(ptr: *const c_void, size: usize, device: c_int) -> c_int = 0; {
+        c_int::from(runtime().target_is_accessible(ptr as usize, size, i64::from(device)))
+    }
+}
+
+export! {
     fn omp_get_mapped_ptr(ptr: *const c_void, device: c_int) -> *mut c_void = std::ptr::null_mut(); {
         let rt = runtime();
         let id = i64::from(device);

@@ -43,6 +43,24 @@ impl Runtime {
         }
     }
 
+    /// `omp_target_is_accessible` (OpenMP 5.1): whether device `device` can access the host
+    /// memory `[ptr, ptr + size)` directly. The host device always can; an invalid device
+    /// number or a null pointer gives false.
+    pub fn target_is_accessible(&self, ptr: usize, size: usize, device: i64) -> bool {
+        if device == self.initial_device() {
+            return true;
+        }
+        if ptr == 0 {
+            return false;
+        }
+        match self.device_unloaded(device) {
+            Ok(dev) => dev
+                .backend()
+                .is_ok_and(|b| b.host_memory_accessible(ptr, size)),
+            Err(_) => false,
+        }
+    }
+
     /// `omp_target_memcpy`: `length` bytes from `src + src_offset` on `src_device` to
     /// `dst + dst_offset` on `dst_device`.
     #[allow(clippy::too_many_arguments)]

@@ -147,6 +147,12 @@ pub trait Device: Send + Sync {
         false
     }
 
+    /// Whether the device can access host memory `[ptr, ptr + size)` directly
+    /// (`omp_target_is_accessible`). Default: no.
+    fn host_memory_accessible(&self, _ptr: usize, _size: usize) -> bool {
+        false
+    }
+
     /// Makes `size` bytes of host memory at `ptr` fast to copy to and from the device
     /// (`llvm_omp_target_lock_mem`); returns the address to use. By default (as LLVM 19's host
     /// and CUDA plugins) nothing needs doing and the pointer itself is returned.

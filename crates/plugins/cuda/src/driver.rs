@@ -116,6 +116,23 @@ pub fn is_pageable(ptr: usize) -> bool {
     !matches!(r, Ok(sys::CUresult::CUDA_SUCCESS)) || ty == 0
 }
 
+/// Whether host address `ptr` is memory the driver maps for the device: pinned or
+/// registered host memory, or managed memory.
+pub fn mapped_for_device(ptr: usize) -> bool {
+    let (mut ty, mut managed) = (0u32, 0u32);
+    let mut attrs = [
+        sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+        sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_IS_MANAGED,
+    ];
+    let mut data: [*mut std::ffi::c_void; 2] = [(&raw mut ty).cast(), (&raw mut managed).cast()];
+    // SAFETY: writes two unsigned ints; unknown memory leaves them 0 (see `is_pageable`).
+    let r = catch_unwind(AssertUnwindSafe(|| unsafe {
+        sys::cuPointerGetAttributes(2, attrs.as_mut_ptr(), data.as_mut_ptr(), ptr as CUdeviceptr)
+    }));
+    matches!(r, Ok(sys::CUresult::CUDA_SUCCESS))
+        && (managed != 0 || ty == sys::CUmemorytype::CU_MEMORYTYPE_HOST as u32)
+}
+
 pub fn attribute(dev: CUdevice, attr: sys::CUdevice_attribute) -> Result<i32> {
     let mut v = 0;
     // SAFETY: writes one int.

@@ -192,6 +192,8 @@ struct CudaDevice {
     total_memory: usize,
     driver_version: i32,
     sm_count: i32,
+    /// `CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS`: the device reads pageable host memory.
+    pageable_access: bool,
 }
 
 // SAFETY: CUDA driver handles may be used from any thread once the context is current (each
@@ -325,6 +327,8 @@ impl CudaDevice {
             sys::cuDriverGetVersion(&mut driver_version)
         })?;
         let sm_count = attribute(dev, A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
+        let pageable_access =
+            attribute(dev, A::CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS).unwrap_or(0) != 0;
         let limits = kernel::DeviceLimits {
             warp_size: attribute(dev, A::CU_DEVICE_ATTRIBUTE_WARP_SIZE)? as u32,
             max_threads: attribute(dev, A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)? as u32,
@@ -361,6 +365,7 @@ impl CudaDevice {
             total_memory,
             driver_version,
             sm_count,
+            pageable_access,
         })
     }
 
@@ -755,6 +760,20 @@ impl Device for CudaDevice {
 
     fn orders_alloc_on_queue(&self) -> bool {
         self.pool.is_some()
+    }
+
+    /// With `CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS` (HMM or ATS) every host address;
+    /// otherwise memory the driver maps for the device: pinned (`cuMemAllocHost`,
+    /// registered) or managed, checked at both ends of the range.
+    fn host_memory_accessible(&self, ptr: usize, size: usize) -> bool {
+        if self.pageable_access {
+            return true;
+        }
+        if self.current().is_err() {
+            return false;
+        }
+        let last = ptr.saturating_add(size.max(1) - 1);
+        driver::mapped_for_device(ptr) && driver::mapped_for_device(last)
     }
 
     fn release_cached_memory(&self) {

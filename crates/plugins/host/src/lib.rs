@@ -125,6 +125,11 @@ impl HostDevice {
 }
 
 impl Device for HostDevice {
+    /// Host code runs the regions: all host memory is accessible.
+    fn host_memory_accessible(&self, _ptr: usize, _size: usize) -> bool {
+        true
+    }
+
     fn info(&self) -> DeviceInfo {
         DeviceInfo {
             name: format!("x86_64 host device {}", self.index),

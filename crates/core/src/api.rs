@@ -183,6 +183,7 @@ impl Runtime {
             name: None,
             shadows: Vec::new(),
             pending: None,
+            users: 0,
         });
         Ok(())
     }

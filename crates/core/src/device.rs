@@ -43,6 +43,10 @@ pub struct Device {
     loaded: Mutex<Vec<LoadedBinary>>,
     kernels: RwLock<HashMap<usize, (KernelId, &'static str)>>,
     pub(crate) table: Mutex<MappingTable>,
+    /// Device allocations of entries that left the table while other constructs' queued work
+    /// still used them: (allocation, constructs still to synchronise). The last of those
+    /// frees it (see `AsyncInfo::release_uses`).
+    pub(crate) zombies: Mutex<Vec<(usize, u32)>>,
     queues: Mutex<Vec<QueueId>>,
     events: Mutex<Vec<EventId>>,
     /// Size-class cache for backends that cannot order allocation on a queue.
@@ -77,6 +81,7 @@ impl Device {
             loaded: Mutex::new(Vec::new()),
             kernels: RwLock::new(HashMap::new()),
             table: Mutex::new(MappingTable::new()),
+            zombies: Mutex::new(Vec::new()),
             queues: Mutex::new(Vec::new()),
             events: Mutex::new(Vec::new()),
             memory_manager: OnceLock::new(),
@@ -244,6 +249,7 @@ impl Device {
             name: Some(entry.name),
             shadows: Vec::new(),
             pending: None,
+            users: 0,
         });
         Ok(())
     }
@@ -306,6 +312,9 @@ impl Device {
             if e.owns_allocation {
                 let _ = self.free_raw(backend.as_ref(), e.tgt_alloc, AllocKind::Device, None);
             }
+        }
+        for (alloc, _) in std::mem::take(&mut *lock(&self.zombies)) {
+            let _ = self.free_raw(backend.as_ref(), alloc, AllocKind::Device, None);
         }
         if let Some(mm) = self.memory_manager.get().and_then(Option::as_ref) {
             for p in mm.drain() {

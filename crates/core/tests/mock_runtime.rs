@@ -626,3 +626,272 @@ fn always_from_and_delete_of_one_item_in_one_construct_copies_then_removes() {
         assert_eq!(fx.state.memory.live(), 1, "only the global's block is left");
     }
 }
+
+/// One construct of a model-checking script: what it does with the shared variable.
+#[derive(Clone, Copy, Debug)]
+enum Step {
+    Enter,
+    Target,
+    Exit,
+}
+
+/// A happens-before checker over the mock's operation log, with CUDA's stream semantics: the
+/// operations of one queue run in order; an operation without a queue runs on the host when
+/// issued; `Synchronize(q)` orders q's earlier operations before everything issued after it;
+/// `RecordEvent(e, p)` + `WaitEvent(e, q)` order p's operations before the record ahead of
+/// q's after the wait. On one device block (one allocation's lifetime) the orderings the
+/// runtime owns must hold: a copy into the block comes before every later kernel and copy out
+/// of it (readiness), and every use of the block comes before its free. (Two concurrent
+/// constructs' kernels on one variable, or one's copy-out while the other's kernel runs, are
+/// races of the program, which OpenMP leaves to it.) Returns the first pair not ordered.
+fn unordered_conflict(log: &[Op]) -> Option<(usize, usize)> {
+    use omptarget_core::plugin::CopyKind;
+    let n = log.len();
+    let queue_of = |o: &Op| match o {
+        Op::Alloc { queue, .. } | Op::Free { queue, .. } | Op::Copy { queue, .. } => *queue,
+        Op::Launch { queue, .. } | Op::RecordEvent { queue, .. } | Op::WaitEvent { queue, .. } => {
+            Some(*queue)
+        }
+        _ => None,
+    };
+    // Edges i -> j (i < j).
+    let mut succ: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut last_on: std::collections::HashMap<usize, usize> = Default::default();
+    let mut recorded: std::collections::HashMap<usize, usize> = Default::default();
+    for (j, op) in log.iter().enumerate() {
+        match (op, queue_of(op)) {
+            (Op::Synchronize { queue, .. }, _) => {
+                if let Some(&i) = last_on.get(&queue.0) {
+                    succ[i].push(j);
+                }
+                // The host waited: everything issued later comes after.
+                for k in j + 1..n {
+                    succ[j].push(k);
+                }
+            }
+            (_, Some(q)) => {
+                if let Some(&i) = last_on.get(&q.0) {
+                    succ[i].push(j);
+                }
+                last_on.insert(q.0, j);
+                if let Op::RecordEvent { event, .. } = op {
+                    recorded.insert(event.0, j);
+                }
+                if let Op::WaitEvent { event, .. } = op
+                    && let Some(&r) = recorded.get(&event.0)
+                {
+                    succ[r].push(j);
+                }
+            }
+            (_, None) => {
+                // Done on the host when issued: before everything issued later.
+                for k in j + 1..n {
+                    succ[j].push(k);
+                }
+            }
+        }
+    }
+    let reach = |from: usize, to: usize| {
+        let mut seen = vec![false; n];
+        let mut stack = vec![from];
+        while let Some(i) = stack.pop() {
+            if i == to {
+                return true;
+            }
+            for &k in &succ[i] {
+                if !seen[k] && k <= to {
+                    seen[k] = true;
+                    stack.push(k);
+                }
+            }
+        }
+        false
+    };
+    // Device accesses: (op index, block generation, kind).
+    #[derive(Clone, Copy, PartialEq)]
+    enum Access {
+        Fill,
+        Read,
+        Kernel,
+        Free,
+    }
+    let mut live: Vec<(usize, usize, usize)> = Vec::new(); // (base, size, generation)
+    let mut accesses: Vec<(usize, usize, Access)> = Vec::new();
+    let block_of = |live: &Vec<(usize, usize, usize)>, addr: usize| {
+        live.iter()
+            .find(|&&(b, s, _)| addr >= b && addr < b + s.max(1))
+            .map(|&(_, _, g)| g)
+    };
+    for (j, op) in log.iter().enumerate() {
+        match op {
+            Op::Alloc { ptr, size, .. } => live.push((*ptr, *size, j)),
+            Op::Free { ptr, .. } => {
+                if let Some(pos) = live.iter().position(|&(b, _, _)| b == *ptr) {
+                    accesses.push((j, live[pos].2, Access::Free));
+                    live.remove(pos);
+                }
+            }
+            Op::Copy { kind, dst, src, .. } => {
+                let (addr, access) = match kind {
+                    CopyKind::HostToDevice | CopyKind::DeviceToDevice => (*dst, Access::Fill),
+                    CopyKind::DeviceToHost => (*src, Access::Read),
+                };
+                if let Some(g) = block_of(&live, addr) {
+                    accesses.push((j, g, access));
+                }
+            }
+            Op::Launch { args, .. } => {
+                for &a in args {
+                    if let Some(g) = block_of(&live, a) {
+                        accesses.push((j, g, Access::Kernel));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    for (x, &(i, gi, ai)) in accesses.iter().enumerate() {
+        for &(j, gj, aj) in &accesses[x + 1..] {
+            let owned = aj == Access::Free
+                || (ai == Access::Fill && matches!(aj, Access::Kernel | Access::Read));
+            if gi == gj && owned && i != j && !reach(i, j) {
+                return Some((i, j));
+            }
+        }
+    }
+    None
+}
+
+/// Model check: two host threads' scripts of constructs on one variable, each construct
+/// issued and then synchronised, in every interleaving that keeps each script's order
+/// (924 + 210 schedules). In each: the variable's final value is what sequential OpenMP
+/// gives, the mapping is gone and nothing leaks, and under CUDA-like stream semantics every
+/// two device operations on one block that conflict are ordered (by a queue, a
+/// synchronisation or an event): a kernel never runs before the copy that fills its data,
+/// a free never overtakes a kernel or copy of another queue.
+#[test]
+fn every_schedule_of_two_threads_scripts_is_race_free_under_stream_semantics() {
+    use Step::*;
+    let scripts: [(&[Step], &[Step], i32); 2] = [
+        (&[Enter, Target, Exit], &[Enter, Target, Exit], 2),
+        (&[Enter, Target, Exit], &[Target, Target], 3),
+    ];
+    let mut schedules = 0;
+    for (a, b, expect) in scripts {
+        // Steps: (script, construct, 0 = issue / 1 = synchronise).
+        let (na, nb) = (a.len() * 2, b.len() * 2);
+        let total = na + nb;
+        for mask in 0u32..(1 << total) {
+            if mask.count_ones() as usize != na {
+                continue;
+            }
+            schedules += 1;
+            let fx = fixture(1, true, true);
+            let x = Box::new(0i32);
+            let dev = fx.rt.device(0).unwrap();
+            let base = fx.state.memory.live();
+            fx.state.clear_log();
+            let mut pending: [Option<AsyncInfo>; 2] = [None, None];
+            let mut next = [0usize, 0usize];
+            let mut order = Vec::new();
+            for slot in 0..total {
+                let t = if mask & (1 << slot) != 0 { 0 } else { 1 };
+                let script = if t == 0 { a } else { b };
+                let k = next[t];
+                next[t] += 1;
+                let (construct, phase) = (script[k / 2], k % 2);
+                order.push((t, construct, phase));
+                if phase == 1 {
+                    pending[t].take().unwrap().synchronize().unwrap();
+                    continue;
+                }
+                let mut ai = fx.rt.async_info(&dev);
+                let ty = match construct {
+                    Enter => mt::TO,
+                    Exit => mt::FROM,
+                    Target => mt::TO | mt::FROM | mt::TARGET_PARAM,
+                };
+                with_args(&[(addr(&*x), 4, ty)], |args| match construct {
+                    Enter => fx.rt.data_begin(&dev, args, &mut ai),
+                    Exit => fx.rt.data_end(&dev, args, &mut ai),
+                    Target => fx.rt.target(
+                        &dev,
+                        fx.region,
+                        args,
+                        &LaunchConfig {
+                            version: 3,
+                            ..Default::default()
+                        },
+                        &SourceLoc::default(),
+                        &mut ai,
+                    ),
+                })
+                .unwrap();
+                pending[t] = Some(ai);
+            }
+            let ctx = format!("schedule {order:?}");
+            assert_eq!(*x, expect, "final value in {ctx}");
+            assert!(!fx.rt.target_is_present(addr(&*x), 0), "{ctx}");
+            assert_eq!(fx.state.memory.live(), base, "leak in {ctx}");
+            let log = fx.state.log();
+            if let Some((i, j)) = unordered_conflict(&log) {
+                let ops: Vec<String> = log
+                    .iter()
+                    .enumerate()
+                    .map(|(k, o)| format!("{k}: {o:?}"))
+                    .collect();
+                panic!(
+                    "unordered conflicting operations {i} and {j} in {ctx}:\n{}",
+                    ops.join("\n")
+                );
+            }
+        }
+    }
+    assert_eq!(schedules, 924 + 210);
+}
+
+/// The checker itself finds a kernel that is not ordered after the copy that fills its data.
+#[test]
+fn the_race_checker_flags_an_unordered_kernel() {
+    use omptarget_core::plugin::{CopyKind, QueueId};
+    let (q1, q2) = (QueueId(1), QueueId(2));
+    let alloc = Op::Alloc {
+        device: 0,
+        ptr: 0x1000,
+        size: 4,
+        queue: Some(q1),
+    };
+    let copy = Op::Copy {
+        device: 0,
+        kind: CopyKind::HostToDevice,
+        dst: 0x1000,
+        src: 0x7000,
+        size: 4,
+        queue: Some(q1),
+    };
+    let launch = Op::Launch {
+        device: 0,
+        kernel: "inc".into(),
+        args: vec![0x1000],
+        queue: q2,
+    };
+    let racy = vec![alloc.clone(), copy.clone(), launch.clone()];
+    assert!(unordered_conflict(&racy).is_some());
+    let event = omptarget_core::plugin::EventId(9);
+    let ordered = vec![
+        alloc,
+        copy,
+        Op::RecordEvent {
+            device: 0,
+            event,
+            queue: q1,
+        },
+        Op::WaitEvent {
+            device: 0,
+            event,
+            queue: q2,
+        },
+        launch,
+    ];
+    assert_eq!(unordered_conflict(&ordered), None);
+}

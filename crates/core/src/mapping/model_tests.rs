@@ -86,6 +86,7 @@ fn run_sequence(seed: u64, steps: usize) {
                         name: None,
                         shadows: Vec::new(),
                         pending: None,
+                        users: 0,
                     });
                     model.maps.insert(begin, (begin + size, 1));
                     for o in &mut model.owner[begin..begin + size] {

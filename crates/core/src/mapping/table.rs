@@ -51,6 +51,9 @@ pub struct Entry {
     /// The queue of a construct that created or filled this entry and has not synchronised
     /// yet: another queue that uses the entry must first wait for that queue's work.
     pub pending: Option<omptarget_plugin::QueueId>,
+    /// Constructs that used this entry on a queue and have not synchronised yet (devices that
+    /// free on the queue only): its memory may be freed only after all of them.
+    pub users: u32,
 }
 
 /// An attached pointer: its host address, its host value and its device value.
@@ -281,6 +284,7 @@ mod tests {
             name: None,
             shadows: Vec::new(),
             pending: None,
+            users: 0,
         }
     }
 

@@ -106,6 +106,7 @@ impl Runtime {
                 name: it.name,
                 shadows: Vec::new(),
                 pending: None,
+                users: 0,
             };
             trace::creating(info, dev.id, &entry);
             id = table.insert(entry);
@@ -135,12 +136,13 @@ impl Runtime {
                 return Err(e);
             }
         }
+        let e = table.get_mut(id).expect("live entry");
         if copy_in || is_new {
             // Other queues that use the entry before this construct synchronises wait for its
             // allocation and copy.
-            let e = table.get_mut(id).expect("live entry");
             ai.mark_pending(e, id)?;
         }
+        ai.mark_use(e, id);
         Ok(tgt)
     }
 
@@ -322,6 +324,7 @@ impl Runtime {
             };
             let e = table.get_mut(id).expect("live entry");
             ai.order_after(e.pending)?;
+            ai.mark_use(e, id);
             // As LLVM 19: whether this item releases the last reference is decided from the
             // count before it (so an item that finds the count already zeroed by an earlier
             // `delete` of the same construct copies nothing back), and a member of a mapped
@@ -478,6 +481,8 @@ impl Runtime {
             ai.restores
                 .extend(shadows.iter().map(|s| (s.host_addr, s.host_value)));
         }
+        let e = table.get_mut(id).expect("live entry");
+        ai.mark_use(e, id);
         Ok(())
     }
 }

@@ -104,6 +104,9 @@ pub struct AsyncInfo {
     staged: Vec<Box<usize>>,
     /// Entries this construct marked pending on its queue (cleared at synchronisation).
     pending_marks: Vec<EntryId>,
+    /// Entries (with their allocation) this construct used on its queue, on devices that free
+    /// on the queue: each counts in the entry's `users` until the synchronisation.
+    used: omptarget_plugin::words::Words<(EntryId, usize)>,
     /// Events recorded for cross-queue waits, returned to the device after synchronisation.
     events: Vec<EventId>,
     info: u32,
@@ -133,6 +136,7 @@ impl AsyncInfo {
             restores: Vec::new(),
             staged: Vec::new(),
             pending_marks: Vec::new(),
+            used: Default::default(),
             events: Vec::new(),
             info,
             atomic: atomic && asynchronous,
@@ -249,6 +253,46 @@ impl AsyncInfo {
         Ok(())
     }
 
+    /// Records that this construct's queued work uses entry `id` (devices that free on the
+    /// queue): the entry's memory is not freed before this construct synchronises.
+    pub(crate) fn mark_use(&mut self, e: &mut crate::mapping::Entry, id: EntryId) {
+        if self.stream_ordered && e.owns_allocation {
+            e.users += 1;
+            self.used.push((id, e.tgt_alloc));
+        }
+    }
+
+    /// The construct's queue is done: its uses end, and an entry that left the table while
+    /// it still used it is freed by the last such construct.
+    fn release_uses(&mut self) {
+        if self.used.as_slice().is_empty() {
+            return;
+        }
+        let used = std::mem::take(&mut self.used);
+        let mut table = lock(&self.device.table);
+        let mut to_free = Vec::new();
+        for &(id, alloc) in used.as_slice() {
+            if let Some(e) = table.get_mut(id)
+                && e.tgt_alloc == alloc
+            {
+                e.users = e.users.saturating_sub(1);
+                continue;
+            }
+            let mut zombies = lock(&self.device.zombies);
+            if let Some(pos) = zombies.iter().position(|z| z.0 == alloc) {
+                zombies[pos].1 = zombies[pos].1.saturating_sub(1);
+                if zombies[pos].1 == 0 {
+                    to_free.push(zombies.swap_remove(pos).0);
+                }
+            }
+        }
+        drop(table);
+        for alloc in to_free {
+            // Every construct that used it has synchronised.
+            let _ = self.device.free(alloc, AllocKind::Device, None);
+        }
+    }
+
     /// Orders this construct's queue after the pending work of another queue on an entry: an
     /// event recorded on that queue now covers the entry's transfer (and whatever came before
     /// it), and our queue waits for it on the device, not on the host.
@@ -304,6 +348,22 @@ impl AsyncInfo {
             if let Some(e) = removed {
                 trace::removing(self.info, self.device.id, &e);
                 if e.owns_allocation {
+                    let key = (id, e.tgt_alloc);
+                    let mine = self.used.as_slice().iter().filter(|&&u| u == key).count();
+                    if e.users as usize > mine {
+                        // Other constructs' queued work still uses the memory: the last of
+                        // them to synchronise frees it (we count among them).
+                        lock(&self.device.zombies).push((e.tgt_alloc, e.users));
+                        continue;
+                    }
+                    // Only this construct used it: free it on our queue, behind our work, and
+                    // forget our uses (the address may be reused at once).
+                    let all = std::mem::take(&mut self.used);
+                    for &u in all.as_slice() {
+                        if u != key {
+                            self.used.push(u);
+                        }
+                    }
                     let r = self
                         .queue()
                         .and_then(|q| self.device.free(e.tgt_alloc, AllocKind::Device, Some(q)));
@@ -329,6 +389,8 @@ impl AsyncInfo {
     }
 
     fn finish(&mut self) {
+        // Also for constructs that never needed a queue (their uses queued nothing).
+        self.release_uses();
         for (addr, value) in std::mem::take(&mut self.restores) {
             // SAFETY: the address lies in a mapped host range (a shadow pointer recorded when
             // the pointer was attached), and the copy that overwrote it has completed.

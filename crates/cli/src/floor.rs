@@ -261,6 +261,21 @@ pub fn run(which: &str, reps: usize, print: bool) -> Result<Vec<(String, f64)>, 
             Ok(())
         }
     };
+    // A 64 MiB region: in from `from`, a kernel, out to `to`.
+    let tofrom64 = |from: usize, to: usize| {
+        let gpu = &gpu;
+        move |n: usize| -> Result<(), String> {
+            for _ in 0..n {
+                let a = alloc(64 * MIB, s)?;
+                h2d(a, from, 64 * MIB, s)?;
+                gpu.fill(a, 64 * MIB, s)?;
+                d2h(to, a, 64 * MIB, s)?;
+                free(a, s)?;
+                sync(s)?;
+            }
+            Ok(())
+        }
+    };
     let map64 = |n: usize| -> Result<(), String> {
         for _ in 0..n {
             let a = alloc(64, s)?;
@@ -344,35 +359,15 @@ pub fn run(which: &str, reps: usize, print: bool) -> Result<Vec<(String, f64)>, 
             name: "tofrom64MiB_pageable",
             iters: 20,
             per: 1,
-            f: Box::new(|n| {
-                // The floor moves pinned memory: what the copy engines can do.
-                for _ in 0..n {
-                    let a = alloc(64 * MIB, s)?;
-                    h2d(a, big_in, 64 * MIB, s)?;
-                    gpu.fill(a, 64 * MIB, s)?;
-                    d2h(big_out, a, 64 * MIB, s)?;
-                    free(a, s)?;
-                    sync(s)?;
-                }
-                Ok(())
-            }),
+            // The floor moves pinned memory: what the copy engines can do.
+            f: Box::new(tofrom64(big_in, big_out)),
         },
         Scenario {
             name: "tofrom64MiB_driver_pageable",
             iters: 20,
             per: 1,
-            f: Box::new(|n| {
-                // For reference: the driver's own path from pageable memory.
-                for _ in 0..n {
-                    let a = alloc(64 * MIB, s)?;
-                    h2d(a, pageable.as_ptr() as usize, 64 * MIB, s)?;
-                    gpu.fill(a, 64 * MIB, s)?;
-                    d2h(pageable_out_ptr, a, 64 * MIB, s)?;
-                    free(a, s)?;
-                    sync(s)?;
-                }
-                Ok(())
-            }),
+            // For reference: the driver's own path from pageable memory.
+            f: Box::new(tofrom64(pageable.as_ptr() as usize, pageable_out_ptr)),
         },
         Scenario {
             name: "arrays16x1KiB",

@@ -124,22 +124,18 @@ impl Config {
     pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Self {
         let d = Self::default();
         let int = |k: &str| get(k).as_deref().and_then(parse_int);
+        let flag =
+            |k: &str, default: bool| get(k).as_deref().and_then(parse_bool).unwrap_or(default);
         Self {
             // LLVM reads LIBOMPTARGET_INFO as a signed integer: -1 turns every bit on.
             info: int("LIBOMPTARGET_INFO").map_or(d.info, |v| v as u32),
             debug: int("LIBOMPTARGET_DEBUG").map_or(d.debug, |v| v.max(0) as u32),
             memory_manager_threshold: int("LIBOMPTARGET_MEMORY_MANAGER_THRESHOLD")
                 .map_or(d.memory_manager_threshold, |v| v.max(0) as usize),
-            map_force_atomic: get("LIBOMPTARGET_MAP_FORCE_ATOMIC")
-                .as_deref()
-                .and_then(parse_bool)
-                .unwrap_or(d.map_force_atomic),
+            map_force_atomic: flag("LIBOMPTARGET_MAP_FORCE_ATOMIC", d.map_force_atomic),
             num_initial_streams: int("LIBOMPTARGET_NUM_INITIAL_STREAMS")
                 .map_or(d.num_initial_streams, |v| v.max(0) as usize),
-            disable_host_plugin: get("OMPTARGET_DISABLE_HOST_PLUGIN")
-                .as_deref()
-                .and_then(parse_bool)
-                .unwrap_or(d.disable_host_plugin),
+            disable_host_plugin: flag("OMPTARGET_DISABLE_HOST_PLUGIN", d.disable_host_plugin),
             num_teams: int("OMP_NUM_TEAMS").map_or(0, |v| v.max(0) as i32),
             teams_thread_limit: int("OMP_TEAMS_THREAD_LIMIT").map_or(0, |v| v.max(0) as i32),
             team_limit: int("OMP_TEAM_LIMIT").map_or(0, |v| v.max(0) as i32),
@@ -149,26 +145,14 @@ impl Config {
             cuda_pool_release_threshold: get("OMPTARGET_RS_CUDA_POOL_RELEASE_THRESHOLD")
                 .and_then(|v| v.trim().parse().ok())
                 .unwrap_or(d.cuda_pool_release_threshold),
-            cuda_memory_pool: get("OMPTARGET_RS_CUDA_MEMORY_POOL")
-                .as_deref()
-                .and_then(parse_bool)
-                .unwrap_or(d.cuda_memory_pool),
-            disable_cuda_plugin: get("OMPTARGET_RS_DISABLE_CUDA_PLUGIN")
-                .as_deref()
-                .and_then(parse_bool)
-                .unwrap_or(d.disable_cuda_plugin),
-            cuda_blocking_sync: get("OMPTARGET_RS_CUDA_BLOCKING_SYNC")
-                .as_deref()
-                .and_then(parse_bool)
-                .unwrap_or(d.cuda_blocking_sync),
+            cuda_memory_pool: flag("OMPTARGET_RS_CUDA_MEMORY_POOL", d.cuda_memory_pool),
+            disable_cuda_plugin: flag("OMPTARGET_RS_DISABLE_CUDA_PLUGIN", d.disable_cuda_plugin),
+            cuda_blocking_sync: flag("OMPTARGET_RS_CUDA_BLOCKING_SYNC", d.cuda_blocking_sync),
             cuda_pool_preallocate: int("OMPTARGET_RS_CUDA_POOL_PREALLOCATE")
                 .map_or(d.cuda_pool_preallocate, |v| v.max(0) as usize),
             cuda_staging_limit: int("OMPTARGET_RS_CUDA_STAGING_LIMIT")
                 .map_or(d.cuda_staging_limit, |v| v.max(0) as usize),
-            cuda_batch_copies: get("OMPTARGET_RS_CUDA_BATCH_COPIES")
-                .as_deref()
-                .and_then(parse_bool)
-                .unwrap_or(d.cuda_batch_copies),
+            cuda_batch_copies: flag("OMPTARGET_RS_CUDA_BATCH_COPIES", d.cuda_batch_copies),
             query_count_threshold: int("OMPTARGET_QUERY_COUNT_THRESHOLD")
                 .unwrap_or(d.query_count_threshold),
             query_count_max: int("OMPTARGET_QUERY_COUNT_MAX").unwrap_or(d.query_count_max),

@@ -110,13 +110,24 @@ fn exit(fx: &Fixture, items: &[(usize, i64, u64)]) -> Result<(), Error> {
 }
 
 fn target(fx: &Fixture, items: &[(usize, i64, u64)]) -> Result<(), Error> {
+    construct(fx, items, |_, dev, args, ai| {
+        issue_target(fx, dev, args, ai)
+    })
+}
+
+/// Issues a target region with the `inc` kernel on `ai`, without synchronising.
+fn issue_target(
+    fx: &Fixture,
+    dev: &Device,
+    args: &mut MapArgs<'_>,
+    ai: &mut AsyncInfo,
+) -> Result<(), Error> {
     let config = LaunchConfig {
         version: 3,
         ..Default::default()
     };
-    construct(fx, items, |rt, dev, args, ai| {
-        rt.target(dev, fx.region, args, &config, &SourceLoc::default(), ai)
-    })
+    fx.rt
+        .target(dev, fx.region, args, &config, &SourceLoc::default(), ai)
 }
 
 fn addr<T>(x: &T) -> usize {
@@ -474,21 +485,7 @@ fn a_nowait_construct_completes_on_another_thread_without_leaks() {
     let mut ai = fx.rt.async_info(&dev);
     with_args(
         &[(addr(&*x), 4, mt::TO | mt::FROM | mt::TARGET_PARAM)],
-        |args| {
-            fx.rt
-                .target(
-                    &dev,
-                    fx.region,
-                    args,
-                    &LaunchConfig {
-                        version: 3,
-                        ..Default::default()
-                    },
-                    &SourceLoc::default(),
-                    &mut ai,
-                )
-                .unwrap();
-        },
+        |args| issue_target(&fx, &dev, args, &mut ai).unwrap(),
     );
     assert!(!ai.is_done().unwrap(), "the work is still in flight");
     // libomp may poll from any thread: the construct moves there and completes.
@@ -814,17 +811,7 @@ fn every_schedule_of_two_threads_scripts_is_race_free_under_stream_semantics() {
                 with_args(&[(addr(&*x), 4, ty)], |args| match construct {
                     Enter => fx.rt.data_begin(&dev, args, &mut ai),
                     Exit => fx.rt.data_end(&dev, args, &mut ai),
-                    Target => fx.rt.target(
-                        &dev,
-                        fx.region,
-                        args,
-                        &LaunchConfig {
-                            version: 3,
-                            ..Default::default()
-                        },
-                        &SourceLoc::default(),
-                        &mut ai,
-                    ),
+                    Target => issue_target(&fx, &dev, args, &mut ai),
                 })
                 .unwrap();
                 pending[t] = Some(ai);

@@ -14,6 +14,11 @@
 //!   completion is reported; for large copies chunk by chunk as each chunk's event completes,
 //!   by several threads.
 //!
+//! Small copies of one construct are batched per stream and direction into one
+//! `cuMemcpyBatchAsync` ([`Staging::flush`] runs before anything else is queued on the
+//! stream). Copies over [`UNASKED`] are staged only when the host memory is pageable and once
+//! the program has moved [`STAGE_AFTER`] bytes of such copies.
+//!
 //! Pinned memory is allocated on demand up to a limit (`OMPTARGET_RS_CUDA_STAGING_LIMIT`) and
 //! kept for the process's life; past the limit a copy falls back to the driver's own path.
 

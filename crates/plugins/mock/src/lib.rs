@@ -62,6 +62,11 @@ pub enum Op {
         device: usize,
         queue: QueueId,
     },
+    /// A query that found the queue's work complete (as `Synchronize` for ordering).
+    Completed {
+        device: usize,
+        queue: QueueId,
+    },
     RecordEvent {
         device: usize,
         event: EventId,
@@ -471,8 +476,15 @@ impl Device for MockDevice {
         });
         Ok(())
     }
-    fn query(&self, _queue: QueueId) -> Result<bool> {
-        Ok(!self.state.busy.load(Ordering::SeqCst))
+    fn query(&self, queue: QueueId) -> Result<bool> {
+        let done = !self.state.busy.load(Ordering::SeqCst);
+        if done {
+            self.state.record(Op::Completed {
+                device: self.index,
+                queue,
+            });
+        }
+        Ok(done)
     }
     fn create_event(&self) -> Result<EventId> {
         Ok(EventId(self.token()))

@@ -45,7 +45,7 @@ pub struct Device {
     pub(crate) table: Mutex<MappingTable>,
     /// Device allocations of entries that left the table while other constructs' queued work
     /// still used them: (allocation, constructs still to synchronise). The last of those
-    /// frees it (see `AsyncInfo::release_uses`).
+    /// frees it (see `AsyncInfo::end_marks`).
     pub(crate) zombies: Mutex<Vec<(usize, u32)>>,
     queues: Mutex<Vec<QueueId>>,
     events: Mutex<Vec<EventId>>,

@@ -53,7 +53,7 @@ impl Runtime {
             return Err(e);
         }
         let mut words: omptarget_plugin::words::Words<usize> = Default::default();
-        let mut privates: Vec<usize> = Vec::new();
+        let mut privates: omptarget_plugin::words::Words<usize> = Default::default();
         // (argument index, word index) of each kernel parameter, for lambda captures.
         let mut positions: omptarget_plugin::words::Words<(usize, usize)> = Default::default();
         for i in 0..args.len() {
@@ -123,7 +123,7 @@ impl Runtime {
             trace::launch(info, dev.id, name, blocks, threads, mode);
         }
         // Private copies are needed by the kernel only: free them behind it.
-        for p in privates {
+        for &p in privates.as_slice() {
             ai.free_after_use(p)?;
         }
         if let Err(source) = launched {

@@ -102,11 +102,10 @@ pub struct AsyncInfo {
     /// Boxed so that an asynchronous copy's source keeps its address when the Vec grows.
     #[allow(clippy::vec_box)]
     staged: Vec<Box<usize>>,
-    /// Entries this construct marked pending on its queue (cleared at synchronisation).
-    pending_marks: Vec<EntryId>,
-    /// Entries (with their allocation) this construct used on its queue, on devices that free
-    /// on the queue: each counts in the entry's `users` until the synchronisation.
-    used: omptarget_plugin::words::Words<(EntryId, usize)>,
+    /// What this construct did to entries until it completes: marked them pending on its
+    /// queue (atomic maps), or counted itself among their users (devices that free on the
+    /// queue). Undone together, under one table lock, when the queue is done.
+    marks: omptarget_plugin::words::Words<Mark>,
     /// Events recorded for cross-queue waits, returned to the device after synchronisation.
     events: Vec<EventId>,
     info: u32,
@@ -135,8 +134,7 @@ impl AsyncInfo {
             removals: Default::default(),
             restores: Vec::new(),
             staged: Vec::new(),
-            pending_marks: Vec::new(),
-            used: Default::default(),
+            marks: Default::default(),
             events: Vec::new(),
             info,
             atomic: atomic && asynchronous,
@@ -180,7 +178,8 @@ impl AsyncInfo {
     /// Waits for the construct's work, then runs what had to wait for it.
     pub fn synchronize(mut self) -> Result<()> {
         let mut result = self.retire_issued();
-        if let Some(q) = self.queue.take() {
+        let queue = self.queue.take();
+        if let Some(q) = queue {
             let synced = self.device.backend().and_then(|b| {
                 b.synchronize(q).map_err(|source| Error::Device {
                     device: self.device.id,
@@ -191,10 +190,8 @@ impl AsyncInfo {
             if result.is_ok() {
                 result = synced;
             }
-            self.clear_pending(q);
-            self.device.release_queue(q);
         }
-        self.finish();
+        self.complete(queue);
         result
     }
 
@@ -215,26 +212,58 @@ impl AsyncInfo {
             if !done {
                 return Ok(false);
             }
-            self.queue = None;
-            self.clear_pending(q);
-            self.device.release_queue(q);
         }
-        self.finish();
+        let queue = self.queue.take();
+        self.complete(queue);
         Ok(true)
     }
 
-    /// The construct's transfers are done: entries it marked no longer make other queues wait.
-    fn clear_pending(&mut self, q: QueueId) {
-        if self.pending_marks.is_empty() {
+    /// The construct's work is done (`queue` was its queue, if it had one): its marks are
+    /// undone, the queue goes back to the pool, and what waited for the work runs.
+    fn complete(&mut self, queue: Option<QueueId>) {
+        self.end_marks(queue);
+        if let Some(q) = queue {
+            self.device.release_queue(q);
+        }
+        self.finish();
+    }
+
+    /// Undoes the construct's marks, before its queue returns to the pool (so a pending mark
+    /// never stands for a later construct's work on the same queue): entries it marked
+    /// pending no longer make other queues wait, and it no longer counts among their users;
+    /// an entry that left the table while it still did is freed by the last such construct.
+    fn end_marks(&mut self, queue: Option<QueueId>) {
+        if self.marks.as_slice().is_empty() {
             return;
         }
-        let mut table = lock(&self.device.table);
-        for id in self.pending_marks.drain(..) {
-            if let Some(e) = table.get_mut(id)
-                && e.pending == Some(q)
-            {
-                e.pending = None;
+        let marks = std::mem::take(&mut self.marks);
+        let mut to_free: omptarget_plugin::words::Words<usize> = Default::default();
+        {
+            let mut table = lock(&self.device.table);
+            for m in marks.as_slice() {
+                match table.get_mut(m.id) {
+                    Some(e) if e.tgt_alloc == m.alloc => {
+                        e.users = e.users.saturating_sub(m.uses);
+                        if m.pending && queue.is_some() && e.pending == queue {
+                            e.pending = None;
+                        }
+                    }
+                    _ if m.uses > 0 => {
+                        let mut zombies = lock(&self.device.zombies);
+                        if let Some(pos) = zombies.iter().position(|z| z.0 == m.alloc) {
+                            zombies[pos].1 = zombies[pos].1.saturating_sub(m.uses);
+                            if zombies[pos].1 == 0 {
+                                to_free.push(zombies.swap_remove(pos).0);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
             }
+        }
+        for &alloc in to_free.as_slice() {
+            // Every construct that used it has completed.
+            let _ = self.device.free(alloc, AllocKind::Device, None);
         }
     }
 
@@ -249,47 +278,34 @@ impl AsyncInfo {
         }
         let q = self.queue()?;
         e.pending = Some(q);
-        self.pending_marks.push(id);
+        self.mark(id, e.tgt_alloc).pending = true;
         Ok(())
     }
 
+    /// This construct's mark on entry `id` (one per entry, however often it is touched).
+    fn mark(&mut self, id: EntryId, alloc: usize) -> &mut Mark {
+        let at = self
+            .marks
+            .as_slice()
+            .iter()
+            .position(|m| m.id == id && m.alloc == alloc);
+        let at = at.unwrap_or_else(|| {
+            self.marks.push(Mark {
+                id,
+                alloc,
+                ..Mark::default()
+            });
+            self.marks.as_slice().len() - 1
+        });
+        &mut self.marks.as_mut_slice()[at]
+    }
+
     /// Records that this construct's queued work uses entry `id` (devices that free on the
-    /// queue): the entry's memory is not freed before this construct synchronises.
+    /// queue): the entry's memory is not freed before this construct completes.
     pub(crate) fn mark_use(&mut self, e: &mut crate::mapping::Entry, id: EntryId) {
         if self.stream_ordered && e.owns_allocation {
             e.users += 1;
-            self.used.push((id, e.tgt_alloc));
-        }
-    }
-
-    /// The construct's queue is done: its uses end, and an entry that left the table while
-    /// it still used it is freed by the last such construct.
-    fn release_uses(&mut self) {
-        if self.used.as_slice().is_empty() {
-            return;
-        }
-        let used = std::mem::take(&mut self.used);
-        let mut table = lock(&self.device.table);
-        let mut to_free = Vec::new();
-        for &(id, alloc) in used.as_slice() {
-            if let Some(e) = table.get_mut(id)
-                && e.tgt_alloc == alloc
-            {
-                e.users = e.users.saturating_sub(1);
-                continue;
-            }
-            let mut zombies = lock(&self.device.zombies);
-            if let Some(pos) = zombies.iter().position(|z| z.0 == alloc) {
-                zombies[pos].1 = zombies[pos].1.saturating_sub(1);
-                if zombies[pos].1 == 0 {
-                    to_free.push(zombies.swap_remove(pos).0);
-                }
-            }
-        }
-        drop(table);
-        for alloc in to_free {
-            // Every construct that used it has synchronised.
-            let _ = self.device.free(alloc, AllocKind::Device, None);
+            self.mark(id, e.tgt_alloc).uses += 1;
         }
     }
 
@@ -348,21 +364,27 @@ impl AsyncInfo {
             if let Some(e) = removed {
                 trace::removing(self.info, self.device.id, &e);
                 if e.owns_allocation {
-                    let key = (id, e.tgt_alloc);
-                    let mine = self.used.as_slice().iter().filter(|&&u| u == key).count();
-                    if e.users as usize > mine {
+                    let ours = self
+                        .marks
+                        .as_slice()
+                        .iter()
+                        .find(|m| m.id == id && m.alloc == e.tgt_alloc)
+                        .map_or(0, |m| m.uses);
+                    if e.users > ours {
                         // Other constructs' queued work still uses the memory: the last of
                         // them to synchronise frees it (we count among them).
                         lock(&self.device.zombies).push((e.tgt_alloc, e.users));
                         continue;
                     }
                     // Only this construct used it: free it on our queue, behind our work, and
-                    // forget our uses (the address may be reused at once).
-                    let all = std::mem::take(&mut self.used);
-                    for &u in all.as_slice() {
-                        if u != key {
-                            self.used.push(u);
-                        }
+                    // forget our marks on it (the address may be reused at once).
+                    if let Some(m) = self
+                        .marks
+                        .as_mut_slice()
+                        .iter_mut()
+                        .find(|m| m.id == id && m.alloc == e.tgt_alloc)
+                    {
+                        *m = Mark::default();
                     }
                     let r = self
                         .queue()
@@ -389,8 +411,6 @@ impl AsyncInfo {
     }
 
     fn finish(&mut self) {
-        // Also for constructs that never needed a queue (their uses queued nothing).
-        self.release_uses();
         for (addr, value) in std::mem::take(&mut self.restores) {
             // SAFETY: the address lies in a mapped host range (a shadow pointer recorded when
             // the pointer was attached), and the copy that overwrote it has completed.
@@ -415,15 +435,25 @@ impl Drop for AsyncInfo {
         // An error path dropped us before synchronising: still wait and release, so no memory
         // leaks and no entry stays half-removed.
         let _ = self.retire_issued();
-        if let Some(q) = self.queue.take() {
-            if let Ok(b) = self.device.backend() {
-                let _ = b.synchronize(q);
-            }
-            self.clear_pending(q);
-            self.device.release_queue(q);
+        let queue = self.queue.take();
+        if let Some(q) = queue
+            && let Ok(b) = self.device.backend()
+        {
+            let _ = b.synchronize(q);
         }
-        self.finish();
+        self.complete(queue);
     }
+}
+
+/// A construct's mark on one entry (see `AsyncInfo::marks`); the default undoes nothing.
+#[derive(Clone, Copy, Default)]
+struct Mark {
+    id: EntryId,
+    alloc: usize,
+    /// The construct marked the entry pending on its queue.
+    pending: bool,
+    /// How often the construct counted itself among the entry's users.
+    uses: u32,
 }
 
 /// Removes entry `id` if nothing references it any more, and frees its memory.

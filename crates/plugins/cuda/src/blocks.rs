@@ -97,21 +97,25 @@ impl BlockCache {
         true
     }
 
-    /// `stream` has completed: the blocks freed on it may be reused anywhere.
+    /// `stream` has completed: the blocks freed on it may be reused anywhere. (The stream's
+    /// list stays, empty, for its next construct: nothing is allocated per construct.)
     pub fn completed(&self, stream: usize) {
         let mut inner = self.lock();
-        if inner.pending.is_empty() {
-            return;
-        }
-        let Some(blocks) = inner.pending.remove(&stream) else {
+        let Inner {
+            free,
+            owned,
+            pending,
+            ..
+        } = &mut *inner;
+        let Some(blocks) = pending.get_mut(&stream) else {
             return;
         };
-        for p in blocks {
-            let class = inner.owned[&p] as usize;
-            if inner.free.len() <= class {
-                inner.free.resize_with(class + 1, Vec::new);
+        for p in blocks.drain(..) {
+            let class = owned[&p] as usize;
+            if free.len() <= class {
+                free.resize_with(class + 1, Vec::new);
             }
-            inner.free[class].push(p);
+            free[class].push(p);
         }
     }
 

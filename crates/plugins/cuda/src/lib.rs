@@ -369,6 +369,13 @@ impl CudaDevice {
         })
     }
 
+    /// The stream of `q`, to queue work on it: the stream's batched small copies were issued
+    /// earlier, so they go to the driver first (staging.rs).
+    fn submit(&self, q: QueueId) -> Result<CUstream> {
+        self.staging.flush(q.0)?;
+        Ok(stream(q))
+    }
+
     fn current(&self) -> Result<()> {
         make_current(self.ctx)
     }
@@ -446,7 +453,7 @@ impl CudaDevice {
         };
         let run = |ptr: &mut CUdeviceptr| -> Result<()> {
             match queue {
-                Some(q) => attempt(stream(q), ptr),
+                Some(q) => attempt(self.submit(q)?, ptr),
                 None => self.on_internal_stream(|s| attempt(s, ptr)),
             }
         };
@@ -735,10 +742,10 @@ impl Device for CudaDevice {
             AllocKind::Device if self.blocks.give_back(ptr, queue.map(|q| q.0)) => Ok(()),
             AllocKind::Device if self.pool.is_some() => match queue {
                 Some(q) => {
-                    self.staging.flush(q.0)?;
+                    let s = self.submit(q)?;
                     // SAFETY: frees pool memory after the work already on the stream.
                     call("cuMemFreeAsync", || unsafe {
-                        sys::cuMemFreeAsync(ptr as CUdeviceptr, stream(q))
+                        sys::cuMemFreeAsync(ptr as CUdeviceptr, s)
                     })
                 }
                 None => self.on_internal_stream(|s| {
@@ -837,18 +844,14 @@ impl Device for CudaDevice {
                 if size > staging::UNASKED
                     && (!driver::is_pageable(host) || !self.staging.worth_it(size))
                 {
-                    self.staging.flush(q.0)?;
-                    issue(stream(q))
+                    issue(self.submit(q)?)
                 } else if kind == CopyKind::HostToDevice {
                     self.staging.to_device(dst, src, size, stream(q))
                 } else {
                     self.staging.to_host(dst, src, size, stream(q))
                 }
             }
-            Some(q) => {
-                self.staging.flush(q.0)?;
-                issue(stream(q))
-            }
+            Some(q) => issue(self.submit(q)?),
             None => self.on_internal_stream(issue),
         }
     }
@@ -862,10 +865,7 @@ impl Device for CudaDevice {
             })
         };
         match queue {
-            Some(q) => {
-                self.staging.flush(q.0)?;
-                issue(stream(q))
-            }
+            Some(q) => issue(self.submit(q)?),
             None => self.on_internal_stream(issue),
         }
     }
@@ -883,8 +883,7 @@ impl Device for CudaDevice {
             .get(kernel.0)
             .ok_or_else(|| Error::new(ErrorKind::InvalidArgument, "unknown CUDA kernel"))?;
         let (blocks, threads) = k.geometry(&self.limits, config);
-        let s = stream(queue);
-        self.staging.flush(queue.0)?;
+        let s = self.submit(queue)?;
         // The hidden launch environment (version 3+): ~0 unless the kernel reduces across teams.
         let mut launch_env: usize = usize::MAX;
         let mut env_alloc = None;
@@ -971,11 +970,9 @@ impl Device for CudaDevice {
 
     fn destroy_queue(&self, queue: QueueId) -> Result<()> {
         self.current()?;
-        self.staging.flush(queue.0)?;
+        let s = self.submit(queue)?;
         // SAFETY: destroys a stream we created, once.
-        call("cuStreamDestroy", || unsafe {
-            sys::cuStreamDestroy_v2(stream(queue))
-        })
+        call("cuStreamDestroy", || unsafe { sys::cuStreamDestroy_v2(s) })
     }
 
     fn synchronize(&self, queue: QueueId) -> Result<()> {
@@ -995,11 +992,9 @@ impl Device for CudaDevice {
 
     fn query(&self, queue: QueueId) -> Result<bool> {
         self.current()?;
-        self.staging.flush(queue.0)?;
+        let s = self.submit(queue)?;
         // SAFETY: non-blocking query of a live stream.
-        let done = driver::query("cuStreamQuery", || unsafe {
-            sys::cuStreamQuery(stream(queue))
-        })?;
+        let done = driver::query("cuStreamQuery", || unsafe { sys::cuStreamQuery(s) })?;
         if done {
             self.staging.finish(queue.0, None)?;
             self.blocks.completed(queue.0);
@@ -1027,19 +1022,19 @@ impl Device for CudaDevice {
 
     fn record_event(&self, event: EventId, queue: QueueId) -> Result<()> {
         self.current()?;
-        self.staging.flush(queue.0)?;
+        let s = self.submit(queue)?;
         // SAFETY: records a live event on a live stream.
         call("cuEventRecord", || unsafe {
-            sys::cuEventRecord(event.0 as sys::CUevent, stream(queue))
+            sys::cuEventRecord(event.0 as sys::CUevent, s)
         })
     }
 
     fn wait_event(&self, event: EventId, queue: QueueId) -> Result<()> {
         self.current()?;
-        self.staging.flush(queue.0)?;
+        let s = self.submit(queue)?;
         // SAFETY: makes a live stream wait for a live event.
         call("cuStreamWaitEvent", || unsafe {
-            sys::cuStreamWaitEvent(stream(queue), event.0 as sys::CUevent, 0)
+            sys::cuStreamWaitEvent(s, event.0 as sys::CUevent, 0)
         })
     }
 }

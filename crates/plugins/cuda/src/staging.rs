@@ -63,21 +63,32 @@ struct Slot {
     event: usize,
 }
 
-/// A device → host copy waiting to land: its chunks, in order.
-struct Landing {
-    chunks: Vec<(usize, usize, Slot)>,
-    /// Each chunk's slot event was recorded after its DMA (large copies).
-    evented: bool,
-}
-
+/// A stream's staged work until it completes. The entry stays in the map once made (streams
+/// are pooled), so its vectors keep their capacity: queueing allocates nothing.
 #[derive(Default)]
 struct PerStream {
-    landings: Vec<Landing>,
+    landings: Landings,
     /// Buffers of small host → device copies, free once the stream completes.
     release: Vec<Slot>,
     /// Small copies not queued yet, all in one direction: they go to the driver in one call
     /// before anything else is queued on the stream ([`Staging::flush`]).
     batch: Batch,
+}
+
+/// Device → host copies waiting to land, in issue order: each copy's chunks
+/// (`(destination, bytes, buffer)`) end at `chunks[copies[k].0]`; `copies[k].1`: each chunk's
+/// event was recorded after its DMA (large copies).
+#[derive(Default)]
+struct Landings {
+    chunks: Vec<(usize, usize, Slot)>,
+    copies: Vec<(usize, bool)>,
+}
+
+impl Landings {
+    fn push(&mut self, chunks: impl IntoIterator<Item = (usize, usize, Slot)>, evented: bool) {
+        self.chunks.extend(chunks);
+        self.copies.push((self.chunks.len(), evented));
+    }
 }
 
 #[derive(Default)]
@@ -96,6 +107,12 @@ impl Batch {
             .iter()
             .zip(&self.sizes)
             .any(|(&d, &n)| (d as usize) < dst + size && dst < d as usize + n)
+    }
+
+    fn clear(&mut self) {
+        self.dsts.clear();
+        self.srcs.clear();
+        self.sizes.clear();
     }
 }
 
@@ -456,21 +473,14 @@ impl Staging {
             && let Some(slot) = self.take(size, false)?
         {
             let buf = slot.buf;
-            let landing = Landing {
-                chunks: vec![(dst, size, slot)],
-                evented: false,
-            };
             return self.queue_small(s as usize, false, buf, src, size, |ps| {
-                ps.landings.push(landing)
+                ps.landings.push([(dst, size, slot)], false)
             });
         }
         self.flush(s as usize)?;
         let evented = size > SMALL;
         let piece = if size <= WHOLE { size } else { CHUNK };
-        let mut landing = Landing {
-            chunks: Vec::with_capacity(size.div_ceil(piece)),
-            evented,
-        };
+        let mut chunks = Vec::with_capacity(size.div_ceil(piece));
         let mut result = Ok(());
         let mut off = 0;
         while off < size {
@@ -484,7 +494,7 @@ impl Staging {
                             sys::cuEventRecord(slot.event as sys::CUevent, s)
                         });
                     }
-                    landing.chunks.push((dst + off, len, slot));
+                    chunks.push((dst + off, len, slot));
                 }
                 // Past the limit: the driver's own (blocking) path, still stream-ordered.
                 Ok(None) => result = no_buffer(|| dma(dst + off, src + off, len)),
@@ -495,14 +505,14 @@ impl Staging {
             }
             off += len;
         }
-        if !landing.chunks.is_empty() {
+        if !chunks.is_empty() {
             self.pending
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .entry(s as usize)
                 .or_default()
                 .landings
-                .push(landing);
+                .push(chunks, evented);
         }
         result
     }
@@ -526,23 +536,13 @@ impl Staging {
         keep(ps);
         let s = stream as CUstream;
         if !self.batching {
-            let b = Batch {
-                to_device,
-                dsts: vec![dst as CUdeviceptr],
-                srcs: vec![src as CUdeviceptr],
-                sizes: vec![size],
-            };
-            return self.issue_batch(b, s);
+            return issue_one(to_device, dst as CUdeviceptr, src as CUdeviceptr, size, s);
         }
         let b = &mut ps.batch;
         if !b.sizes.is_empty() && (b.to_device != to_device || b.overlaps(dst, size)) {
             // Another direction, or a range an earlier copy writes: that batch first.
-            let earlier = std::mem::take(b);
-            self.batched
-                .fetch_sub(earlier.sizes.len(), Ordering::Relaxed);
-            self.issue_batch(earlier, s)?;
+            self.issue_batch(b, s)?;
         }
-        let b = &mut ps.batch;
         b.to_device = to_device;
         b.dsts.push(dst as CUdeviceptr);
         b.srcs.push(src as CUdeviceptr);
@@ -559,17 +559,24 @@ impl Staging {
         // Issued with the lock held (see `queue_small`): a concurrent flush of the same stream
         // must not queue anything between taking this batch and issuing it.
         let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-        let b = match pending.get_mut(&stream) {
-            Some(ps) if !ps.batch.sizes.is_empty() => std::mem::take(&mut ps.batch),
-            _ => return Ok(()),
-        };
-        self.batched.fetch_sub(b.sizes.len(), Ordering::Relaxed);
-        let r = self.issue_batch(b, stream as CUstream);
-        drop(pending);
+        match pending.get_mut(&stream) {
+            Some(ps) if !ps.batch.sizes.is_empty() => {
+                self.issue_batch(&mut ps.batch, stream as CUstream)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Queues the copies of `b` on `s` and empties it (keeping its capacity).
+    fn issue_batch(&self, b: &mut Batch, s: CUstream) -> Result<()> {
+        let n = b.sizes.len();
+        self.batched.fetch_sub(n, Ordering::Relaxed);
+        let r = self.issue_copies(b, s);
+        b.clear();
         r
     }
 
-    fn issue_batch(&self, mut b: Batch, s: CUstream) -> Result<()> {
+    fn issue_copies(&self, b: &mut Batch, s: CUstream) -> Result<()> {
         let n = b.sizes.len();
         if n > 1 && self.batch_api.load(Ordering::Relaxed) {
             let host = sys::CUmemLocation {
@@ -616,18 +623,7 @@ impl Staging {
             self.batch_api.store(false, Ordering::Relaxed);
         }
         for i in 0..n {
-            let (d, from, len) = (b.dsts[i], b.srcs[i], b.sizes[i]);
-            if b.to_device {
-                // SAFETY: from a pinned buffer of ours into a live device range.
-                call("cuMemcpyHtoDAsync", || unsafe {
-                    sys::cuMemcpyHtoDAsync_v2(d, from as *const _, len, s)
-                })?;
-            } else {
-                // SAFETY: from a live device range into a pinned buffer of ours.
-                call("cuMemcpyDtoHAsync", || unsafe {
-                    sys::cuMemcpyDtoHAsync_v2(d as *mut _, from, len, s)
-                })?;
-            }
+            issue_one(b.to_device, b.dsts[i], b.srcs[i], b.sizes[i], s)?;
         }
         Ok(())
     }
@@ -644,47 +640,99 @@ impl Staging {
         if wait.is_some() {
             self.flush(stream)?;
         }
-        let done = self
-            .pending
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&stream);
-        let stream_wait = |wait: &mut Option<&mut dyn FnMut() -> Result<()>>| match wait.take() {
-            Some(w) => w(),
-            None => Ok(()),
-        };
-        let Some(done) = done else {
-            return stream_wait(&mut wait);
-        };
-        let mut result = Ok(());
-        for landing in done.landings {
-            if result.is_ok() && !landing.evented {
-                result = stream_wait(&mut wait);
+        // The stream's work is taken out; the emptied vectors go back afterwards.
+        let (mut landings, mut release) = {
+            let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+            match pending.get_mut(&stream) {
+                Some(ps) if !(ps.landings.copies.is_empty() && ps.release.is_empty()) => (
+                    std::mem::take(&mut ps.landings),
+                    std::mem::take(&mut ps.release),
+                ),
+                _ => {
+                    drop(pending);
+                    return wait_once(&mut wait);
+                }
             }
-            if result.is_ok() {
-                let bytes = landing.chunks.iter().map(|c| c.1).sum();
-                let chunks = &landing.chunks;
-                let known_done = wait.is_none();
-                result = self.parallel(chunks.len(), bytes, |i| {
-                    let (dst, len, slot) = &chunks[i];
-                    if landing.evented && !known_done {
-                        // SAFETY: waits for a live event.
-                        call("cuEventSynchronize", || unsafe {
-                            sys::cuEventSynchronize(slot.event as sys::CUevent)
-                        })?;
-                    }
-                    copy_bytes(*dst, slot.buf, *len);
-                    Ok(())
-                });
-            }
-            self.give_back(landing.chunks.into_iter().map(|c| c.2));
-        }
-        let r = stream_wait(&mut wait);
+        };
+        let mut result = self.land(&landings, &mut wait);
+        // Also after a failure: no buffer goes back while a copy may still fill it.
+        let waited = wait_once(&mut wait);
         if result.is_ok() {
-            result = r;
+            result = waited;
         }
-        self.give_back(done.release);
+        self.give_back(landings.chunks.drain(..).map(|c| c.2));
+        self.give_back(release.drain(..));
+        landings.copies.clear();
+        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(ps) = pending.get_mut(&stream)
+            && ps.landings.copies.is_empty()
+            && ps.release.is_empty()
+        {
+            ps.landings = landings;
+            ps.release = release;
+        }
         result
+    }
+
+    /// Copies landed bytes home, copy by copy in issue order; `wait` (the whole stream) is
+    /// called at most once, before the first copy that has no events.
+    fn land(
+        &self,
+        landings: &Landings,
+        wait: &mut Option<&mut dyn FnMut() -> Result<()>>,
+    ) -> Result<()> {
+        let mut start = 0;
+        for &(end, evented) in &landings.copies {
+            let chunks = &landings.chunks[start..end];
+            start = end;
+            if !evented {
+                wait_once(wait)?;
+            }
+            // None: the stream is known complete (waited for, or found so by a query).
+            let known_done = wait.is_none();
+            let bytes = chunks.iter().map(|c| c.1).sum();
+            self.parallel(chunks.len(), bytes, |i| {
+                let (dst, len, slot) = &chunks[i];
+                if !known_done {
+                    // SAFETY: waits for a live event.
+                    call("cuEventSynchronize", || unsafe {
+                        sys::cuEventSynchronize(slot.event as sys::CUevent)
+                    })?;
+                }
+                copy_bytes(*dst, slot.buf, *len);
+                Ok(())
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// Waits for the stream unless that was done already (`wait` is then `None`).
+fn wait_once(wait: &mut Option<&mut dyn FnMut() -> Result<()>>) -> Result<()> {
+    match wait.take() {
+        Some(w) => w(),
+        None => Ok(()),
+    }
+}
+
+/// Queues one copy between a pinned buffer of ours and a live device range.
+fn issue_one(
+    to_device: bool,
+    dst: CUdeviceptr,
+    src: CUdeviceptr,
+    len: usize,
+    s: CUstream,
+) -> Result<()> {
+    if to_device {
+        // SAFETY: from a pinned buffer of ours into a live device range.
+        call("cuMemcpyHtoDAsync", || unsafe {
+            sys::cuMemcpyHtoDAsync_v2(dst, src as *const _, len, s)
+        })
+    } else {
+        // SAFETY: from a live device range into a pinned buffer of ours.
+        call("cuMemcpyDtoHAsync", || unsafe {
+            sys::cuMemcpyDtoHAsync_v2(dst as *mut _, src, len, s)
+        })
     }
 }
 
@@ -701,6 +749,58 @@ mod tests {
         assert_eq!(class_of(WHOLE), CLASSES - 1);
         const { assert!(UNASKED <= SMALL && SMALL <= CHUNK && CHUNK <= WHOLE) };
         assert_eq!(class_size(CLASSES - 1), WHOLE);
+    }
+
+    /// Small copies out of the device land in issue order (a later copy to the same bytes
+    /// wins), after one wait for the stream; the buffers go back; the stream's vectors keep
+    /// their capacity for the next construct. (No CUDA call: non-evented copies only.)
+    #[test]
+    fn landings_arrive_in_order_after_one_wait_and_keep_their_capacity() {
+        let st = Staging::new(std::ptr::null_mut(), 0, 0, 1, true);
+        let mut bufs = [[1u8; 4], [2u8; 4], [3u8; 4]];
+        let mut home = [0u8; 6];
+        let stream = 7;
+        for round in 0..2 {
+            {
+                let mut pending = st.pending.lock().unwrap();
+                let ps = pending.entry(stream).or_default();
+                for (k, b) in bufs.iter_mut().enumerate() {
+                    let slot = Slot {
+                        buf: b.as_mut_ptr() as usize,
+                        class: 0,
+                        event: 0,
+                    };
+                    // Copies 0 and 1 write home[0..4], copy 2 home[2..6].
+                    let at = if k == 2 { 2 } else { 0 };
+                    ps.landings
+                        .push([(home.as_mut_ptr() as usize + at, 4, slot)], false);
+                }
+            }
+            let mut waits = 0;
+            let mut wait = || {
+                waits += 1;
+                Ok(())
+            };
+            st.finish(stream, Some(&mut wait)).unwrap();
+            assert_eq!(waits, 1, "round {round}");
+            assert_eq!(home, [2, 2, 3, 3, 3, 3], "round {round}");
+            let pending = st.pending.lock().unwrap();
+            let ps = &pending[&stream];
+            assert!(ps.landings.copies.is_empty() && ps.landings.chunks.is_empty());
+            assert!(ps.landings.chunks.capacity() >= 3, "capacity kept");
+            drop(pending);
+            // The buffers went back to the pool (reused, not freed: they are not CUDA's here).
+            st.pool.lock().unwrap().free[0].clear();
+            home = [0; 6];
+        }
+        // Nothing pending: finish only waits.
+        let mut waits = 0;
+        let mut wait = || {
+            waits += 1;
+            Ok(())
+        };
+        st.finish(stream, Some(&mut wait)).unwrap();
+        assert_eq!(waits, 1);
     }
 
     #[test]

@@ -5,18 +5,33 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+#[derive(clap::Args)]
 pub struct Options {
+    /// The benchmark program (prints `scenario=NAME median_us=X` lines).
     pub program: PathBuf,
+    /// Folder holding our libomptarget.so.19.1.
+    #[arg(long)]
     pub ours: PathBuf,
+    /// Folder holding LLVM 19's libomptarget.so.19.1.
+    #[arg(long, default_value = "/usr/lib/llvm-19/lib")]
     pub llvm: PathBuf,
+    /// Runs of the program under each runtime (the median is reported).
+    #[arg(long, default_value_t = 5)]
     pub runs: usize,
+    /// Extra folders appended to LD_LIBRARY_PATH (e.g. the CUDA driver's).
+    #[arg(long)]
     pub extra_lib_path: Option<String>,
-    /// `K=V` pairs set for both runtimes' runs.
+    /// NAME=VALUE set in the environment of both runtimes' runs (repeatable).
+    #[arg(long)]
     pub env: Vec<String>,
-    /// Appended to each scenario's name (`NAME_TAG`), e.g. for a run under another setting.
+    /// Appended to every scenario name as NAME_TAG (for runs under another setting).
+    #[arg(long)]
     pub tag: Option<String>,
-    /// Also measure each scenario's raw floor with the CUDA driver (floor.rs).
+    /// Also measure each scenario's raw floor with the CUDA driver (see `floor`).
+    #[arg(long)]
     pub floor: bool,
+    /// Arguments passed to the program.
+    #[arg(last = true)]
     pub args: Vec<String>,
 }
 

@@ -6,7 +6,6 @@ mod floor;
 use clap::{Parser, Subcommand};
 use omptarget_core::runtime::default_plugins;
 use omptarget_core::{Config, NoHostRuntime, Runtime};
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -26,34 +25,7 @@ enum Command {
     Info,
     /// Runs one benchmark binary under LLVM 19's runtime and ours, alternating, and prints
     /// per-scenario medians and the ratio LLVM/ours.
-    Bench {
-        /// The benchmark program (prints `scenario=NAME median_us=X` lines).
-        program: PathBuf,
-        /// Folder holding our libomptarget.so.19.1.
-        #[arg(long)]
-        ours: PathBuf,
-        /// Folder holding LLVM 19's libomptarget.so.19.1.
-        #[arg(long, default_value = "/usr/lib/llvm-19/lib")]
-        llvm: PathBuf,
-        /// Runs of the program under each runtime (the median is reported).
-        #[arg(long, default_value_t = 5)]
-        runs: usize,
-        /// Extra folders appended to LD_LIBRARY_PATH (e.g. the CUDA driver's).
-        #[arg(long)]
-        extra_lib_path: Option<String>,
-        /// NAME=VALUE set in the environment of both runtimes' runs (repeatable).
-        #[arg(long)]
-        env: Vec<String>,
-        /// Appended to every scenario name as NAME_TAG (for runs under another setting).
-        #[arg(long)]
-        tag: Option<String>,
-        /// Also measure each scenario's raw floor with the CUDA driver (see `floor`).
-        #[arg(long)]
-        floor: bool,
-        /// Arguments passed to the program.
-        #[arg(last = true)]
-        args: Vec<String>,
-    },
+    Bench(bench::Options),
     /// Measures the raw floor of each GPU scenario of bench/gpu_scenarios.c: the same device
     /// work done directly with the CUDA driver API (prints `floor=NAME median_us=X`).
     Floor {
@@ -74,27 +46,7 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Floor { scenario, reps } => floor(&scenario, reps),
-        Command::Bench {
-            program,
-            ours,
-            llvm,
-            runs,
-            extra_lib_path,
-            env,
-            tag,
-            floor,
-            args,
-        } => match bench::run(&bench::Options {
-            program,
-            ours,
-            llvm,
-            runs,
-            extra_lib_path,
-            env,
-            tag,
-            floor,
-            args,
-        }) {
+        Command::Bench(options) => match bench::run(&options) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("omptarget bench: {e}");

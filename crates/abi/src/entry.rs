@@ -389,8 +389,8 @@ export! {
 }
 
 export! {
-    /// `nowait` regions run to completion here (libomp's target task waits on us); the async
-    /// handle stays null, so `__tgt_target_nowait_query` finds nothing pending.
+    /// Inside a libomp target task the region's work is left running in the task's async
+    /// handle and completed through `__tgt_target_nowait_query`; elsewhere it completes here.
     fn __tgt_target_kernel_nowait(loc: *const Ident, device_id: i64, num_teams: i32,
                                   thread_limit: i32, host_ptr: *mut c_void, kargs: *mut KernelArgs,
                                   _dep_num: i32, _deps: *mut c_void, _noalias_num: i32,
@@ -413,24 +413,26 @@ export! {
             fatal(1, "Receive an invalid async handle from the current OpenMP task. Is this a target nowait region?");
         }
         let rt = runtime();
-        // SAFETY: a non-null handle is an AsyncInfo boxed by end_async; taking it out of the
-        // slot makes this call its only owner.
-        let mut ai = unsafe {
-            *Box::from_raw(std::mem::replace(&mut *handle, std::ptr::null_mut()).cast::<AsyncInfo>())
+        // SAFETY: libomp passes the task's slot, which holds an AsyncInfo boxed by end_async.
+        let slot = unsafe { &mut *handle };
+        // Takes the construct out of the slot (resetting it): the caller owns it then.
+        // SAFETY: see above; the pointer leaves the slot, so it is owned once.
+        let take = |slot: &mut *mut c_void| unsafe {
+            *Box::from_raw(std::mem::replace(slot, std::ptr::null_mut()).cast::<AsyncInfo>())
         };
         let count = QUERY_COUNT.with(|c| c.get());
         let done = if count >= rt.config.query_count_threshold {
-            ai.synchronize().map(|_| true)
+            take(slot).synchronize().map(|_| true)
         } else {
-            match ai.is_done() {
-                Ok(true) => Ok(true),
-                Ok(false) => {
-                    // SAFETY: the slot is ours again until the construct completes.
-                    unsafe { *handle = Box::into_raw(Box::new(ai)).cast() };
-                    Ok(false)
-                }
-                Err(e) => Err(e),
+            // Polled in place: a construct still running stays boxed in its slot.
+            // SAFETY: see above; the slot keeps owning it during this call.
+            let ai = unsafe { &mut *(*slot).cast::<AsyncInfo>() };
+            let done = ai.is_done();
+            if !matches!(done, Ok(false)) {
+                // Complete (or failed, then dropping it waits and releases): out of the slot.
+                drop(take(slot));
             }
+            done
         };
         match done {
             Ok(true) => {

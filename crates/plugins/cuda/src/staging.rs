@@ -660,8 +660,13 @@ impl Staging {
         if result.is_ok() {
             result = waited;
         }
-        self.give_back(landings.chunks.drain(..).map(|c| c.2));
-        self.give_back(release.drain(..));
+        self.give_back(
+            landings
+                .chunks
+                .drain(..)
+                .map(|c| c.2)
+                .chain(release.drain(..)),
+        );
         landings.copies.clear();
         let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(ps) = pending.get_mut(&stream)

@@ -51,6 +51,27 @@ cc_for() {
 }
 
 t0=$(date +%s)
+# ---------------------------------------------------------------- CUDA toolchains
+# Each toolchain folder is made here, with the right tools for its ABI, before anything is
+# compiled: the compiler wrapper would otherwise guess the ABI from the folder's name. A folder
+# whose ptxas belongs to the other CUDA major version is an error, not a silent wrong build.
+toolchain() { # DIR ABI
+  local dir=$1 abi=$2 want have
+  if [[ ! -x $dir/bin/ptxas ]]; then
+    echo "== CUDA toolchain for ABI $abi: $dir"
+    if [[ $abi == v8 ]]; then "$tools/cuda-toolchain.sh" "$dir" --abi8; else "$tools/cuda-toolchain.sh" "$dir"; fi
+  fi
+  want=12; [[ $abi == v8 ]] && want=13
+  have=$("$dir/bin/ptxas" --version 2>/dev/null | sed -n 's/.*release \([0-9]*\)\..*/\1/p' | head -n 1)
+  if [[ $have != "$want" ]]; then
+    echo "build.sh: $dir has ptxas of CUDA ${have:-?}, ABI $abi needs CUDA $want (remove the folder to remake it)" >&2
+    exit 1
+  fi
+}
+if [[ $target != host ]]; then
+  toolchain "$cuda_v7" v7
+  toolchain "$cuda_v8" v8
+fi
 # ---------------------------------------------------------------- our runtime
 if ((cargo_build)); then
   echo "== cargo build --release -p omptarget-abi -p omptarget-cli"

@@ -1,0 +1,398 @@
+//! Constructs: target data, enter/exit data, update, target regions, `nowait` completion.
+
+use super::*;
+
+#[derive(Clone, Copy)]
+enum DataOp {
+    Begin,
+    End,
+    Update,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn data_op(
+    op: DataOp,
+    nowait: bool,
+    loc: *const Ident,
+    device_id: i64,
+    n: i32,
+    bases: *mut *mut c_void,
+    begins: *mut *mut c_void,
+    sizes: *mut i64,
+    types: *mut i64,
+    names: *mut *mut c_void,
+    mappers: *mut *mut c_void,
+) {
+    let rt = runtime();
+    let Some(dev) = construct_device(rt, device_id, loc) else {
+        return;
+    };
+    // SAFETY: clang passes n-element arrays that live for the call.
+    let Some(mut args) = (unsafe { map_args(n, bases, begins, sizes, types, names, mappers) })
+    else {
+        outcome(rt, false, loc);
+        return;
+    };
+    let src = source_of(loc);
+    let region = match op {
+        DataOp::Begin => Region::DataBegin,
+        DataOp::End => Region::DataEnd,
+        DataOp::Update => Region::DataUpdate,
+    };
+    trace::arguments(
+        rt.info_level(),
+        dev.id,
+        region,
+        &src,
+        args.sizes,
+        args.types,
+        args.names,
+    );
+    let slot = if nowait {
+        crate::host::target_async_handle()
+    } else {
+        None
+    };
+    let mut ai = begin_async(rt, &dev, slot);
+    let r = match op {
+        DataOp::Begin => rt.data_begin(&dev, &mut args, &mut ai),
+        DataOp::End => rt.data_end(&dev, &args, &mut ai),
+        DataOp::Update => rt.data_update(&dev, &args, &mut ai),
+    };
+    let r = end_async(ai, slot, r);
+    rt.dump_tables_after(&src);
+    outcome(rt, r.is_ok(), loc);
+}
+
+macro_rules! data_entry_points {
+    ($op:expr, $plain:ident, $nowait:ident, $mapper:ident, $nowait_mapper:ident) => {
+        export! {
+            fn $plain(device_id: i64, n: i32, bases: *mut *mut c_void, begins: *mut *mut c_void,
+                      sizes: *mut i64, types: *mut i64) {
+                data_op($op, false, std::ptr::null(), device_id, n, bases, begins, sizes, types,
+                        std::ptr::null_mut(), std::ptr::null_mut())
+            }
+        }
+        export! {
+            fn $nowait(device_id: i64, n: i32, bases: *mut *mut c_void, begins: *mut *mut c_void,
+                       sizes: *mut i64, types: *mut i64, _dep_num: i32, _deps: *mut c_void,
+                       _noalias_num: i32, _noalias: *mut c_void) {
+                data_op($op, true, std::ptr::null(), device_id, n, bases, begins, sizes, types,
+                        std::ptr::null_mut(), std::ptr::null_mut())
+            }
+        }
+        export! {
+            fn $mapper(loc: *const Ident, device_id: i64, n: i32, bases: *mut *mut c_void,
+                       begins: *mut *mut c_void, sizes: *mut i64, types: *mut i64,
+                       names: *mut *mut c_void, mappers: *mut *mut c_void) {
+                data_op($op, false, loc, device_id, n, bases, begins, sizes, types, names, mappers)
+            }
+        }
+        export! {
+            fn $nowait_mapper(loc: *const Ident, device_id: i64, n: i32, bases: *mut *mut c_void,
+                              begins: *mut *mut c_void, sizes: *mut i64, types: *mut i64,
+                              names: *mut *mut c_void, mappers: *mut *mut c_void, _dep_num: i32,
+                              _deps: *mut c_void, _noalias_num: i32, _noalias: *mut c_void) {
+                data_op($op, true, loc, device_id, n, bases, begins, sizes, types, names, mappers)
+            }
+        }
+    };
+}
+
+data_entry_points!(
+    DataOp::Begin,
+    __tgt_target_data_begin,
+    __tgt_target_data_begin_nowait,
+    __tgt_target_data_begin_mapper,
+    __tgt_target_data_begin_nowait_mapper
+);
+data_entry_points!(
+    DataOp::End,
+    __tgt_target_data_end,
+    __tgt_target_data_end_nowait,
+    __tgt_target_data_end_mapper,
+    __tgt_target_data_end_nowait_mapper
+);
+data_entry_points!(
+    DataOp::Update,
+    __tgt_target_data_update,
+    __tgt_target_data_update_nowait,
+    __tgt_target_data_update_mapper,
+    __tgt_target_data_update_nowait_mapper
+);
+
+/// `__tgt_target_kernel` after decoding: 0 when the region ran on the device, non-zero to
+/// make the program run it on the host.
+fn target_kernel(
+    nowait: bool,
+    loc: *const Ident,
+    device_id: i64,
+    num_teams: i32,
+    thread_limit: i32,
+    host_ptr: *mut c_void,
+    kargs: *mut KernelArgs,
+) -> c_int {
+    let rt = runtime();
+    let Some(dev) = construct_device(rt, device_id, loc) else {
+        return OFFLOAD_FAIL;
+    };
+    if kargs.is_null() {
+        report(format_args!(
+            "__tgt_target_kernel called without kernel arguments"
+        ));
+        outcome(rt, false, loc);
+        return OFFLOAD_FAIL;
+    }
+    // SAFETY: clang passes a KernelArgsTy of at least the size its version implies.
+    let ka = unsafe { &*kargs };
+    let version = ka.version;
+    let (teams, threads, dyn_mem) = if version >= 2 {
+        (ka.num_teams, ka.thread_limit, ka.dyn_cgroup_mem)
+    } else {
+        // Version 1 ends after the trip count: take the launch bounds from the call.
+        (
+            [num_teams.max(0) as u32, 0, 0],
+            [thread_limit.max(0) as u32, 0, 0],
+            0,
+        )
+    };
+    let pushed = TRIPCOUNT.with(|t| t.replace(0));
+    let config = LaunchConfig {
+        version,
+        num_teams: teams,
+        thread_limit: threads,
+        dyn_cgroup_mem: dyn_mem,
+        tripcount: if ka.tripcount != 0 {
+            ka.tripcount
+        } else {
+            pushed
+        },
+        info: 0,
+    };
+    // SAFETY: clang passes num_args-element arrays that live for the call.
+    let Some(mut args) = (unsafe {
+        map_args(
+            ka.num_args as i32,
+            ka.arg_base_ptrs,
+            ka.arg_ptrs,
+            ka.arg_sizes,
+            ka.arg_types,
+            ka.arg_names,
+            ka.arg_mappers,
+        )
+    }) else {
+        outcome(rt, false, loc);
+        return OFFLOAD_FAIL;
+    };
+    let src = source_of(loc);
+    // KernelArgs flag bit 0: nowait (the region runs inside a libomp target task).
+    let nowait = nowait || (version >= 2 && ka.flags & 1 != 0);
+    let slot = if nowait {
+        crate::host::target_async_handle()
+    } else {
+        None
+    };
+    let mut ai = begin_async(rt, &dev, slot);
+    let r = rt.target(&dev, host_ptr as usize, &mut args, &config, &src, &mut ai);
+    let r = end_async(ai, slot, r);
+    rt.dump_tables_after(&src);
+    outcome(rt, r.is_ok(), loc);
+    if r.is_ok() {
+        OFFLOAD_SUCCESS
+    } else {
+        OFFLOAD_FAIL
+    }
+}
+
+export! {
+    fn __tgt_target_kernel(loc: *const Ident, device_id: i64, num_teams: i32, thread_limit: i32,
+                           host_ptr: *mut c_void, kargs: *mut KernelArgs) -> c_int = OFFLOAD_FAIL; {
+        target_kernel(false, loc, device_id, num_teams, thread_limit, host_ptr, kargs)
+    }
+}
+
+export! {
+    /// Inside a libomp target task the region's work is left running in the task's async
+    /// handle and completed through `__tgt_target_nowait_query`; elsewhere it completes here.
+    fn __tgt_target_kernel_nowait(loc: *const Ident, device_id: i64, num_teams: i32,
+                                  thread_limit: i32, host_ptr: *mut c_void, kargs: *mut KernelArgs,
+                                  _dep_num: i32, _deps: *mut c_void, _noalias_num: i32,
+                                  _noalias: *mut c_void) -> c_int = OFFLOAD_FAIL; {
+        target_kernel(true, loc, device_id, num_teams, thread_limit, host_ptr, kargs)
+    }
+}
+
+thread_local! {
+    /// How many pending `nowait` constructs this thread found still running lately: above the
+    /// threshold it blocks on the next one instead of polling (LLVM's exponential back-off).
+    static QUERY_COUNT: Cell<i64> = const { Cell::new(0) };
+}
+
+export! {
+    /// libomp polls a target task's construct through its async handle until it is reset.
+    fn __tgt_target_nowait_query(handle: *mut *mut c_void) -> c_int = OFFLOAD_FAIL; {
+        // SAFETY: libomp passes the address of the task's handle slot.
+        if handle.is_null() || unsafe { (*handle).is_null() } {
+            fatal(1, "Receive an invalid async handle from the current OpenMP task. Is this a target nowait region?");
+        }
+        let rt = runtime();
+        // SAFETY: libomp passes the task's slot, which holds an AsyncInfo boxed by end_async.
+        let slot = unsafe { &mut *handle };
+        // Takes the construct out of the slot (resetting it): the caller owns it then.
+        // SAFETY: see above; the pointer leaves the slot, so it is owned once.
+        let take = |slot: &mut *mut c_void| unsafe {
+            *Box::from_raw(std::mem::replace(slot, std::ptr::null_mut()).cast::<AsyncInfo>())
+        };
+        let count = QUERY_COUNT.with(|c| c.get());
+        let done = if count >= rt.config.query_count_threshold {
+            take(slot).synchronize().map(|_| true)
+        } else {
+            // Polled in place: a construct still running stays boxed in its slot.
+            // SAFETY: see above; the slot keeps owning it during this call.
+            let ai = unsafe { &mut *(*slot).cast::<AsyncInfo>() };
+            let done = ai.is_done();
+            if !matches!(done, Ok(false)) {
+                // Complete (or failed, then dropping it waits and releases): out of the slot.
+                drop(take(slot));
+            }
+            done
+        };
+        match done {
+            Ok(true) => {
+                let factor = rt.config.query_count_backoff_factor;
+                QUERY_COUNT.with(|c| c.set((c.get() as f64 * factor) as i64));
+            }
+            Ok(false) => {
+                QUERY_COUNT.with(|c| c.set((c.get() + 1).min(rt.config.query_count_max)));
+            }
+            Err(e) => {
+                report(format_args!("{e}"));
+                fatal(1, "Error while querying the async queue for completion.");
+            }
+        }
+        OFFLOAD_SUCCESS
+    }
+}
+
+/// The clang ≤ 16 launch entry points: same arrays, passed one by one.
+#[allow(clippy::too_many_arguments)]
+fn legacy_target(
+    nowait: bool,
+    loc: *const Ident,
+    device_id: i64,
+    host_ptr: *mut c_void,
+    n: i32,
+    bases: *mut *mut c_void,
+    begins: *mut *mut c_void,
+    sizes: *mut i64,
+    types: *mut i64,
+    names: *mut *mut c_void,
+    mappers: *mut *mut c_void,
+    num_teams: i32,
+    thread_limit: i32,
+) -> c_int {
+    let mut ka = KernelArgs {
+        version: 1,
+        num_args: n.max(0) as u32,
+        arg_base_ptrs: bases,
+        arg_ptrs: begins,
+        arg_sizes: sizes,
+        arg_types: types,
+        arg_names: names,
+        arg_mappers: mappers,
+        tripcount: 0,
+        flags: 0,
+        num_teams: [0; 3],
+        thread_limit: [0; 3],
+        dyn_cgroup_mem: 0,
+    };
+    target_kernel(
+        nowait,
+        loc,
+        device_id,
+        num_teams,
+        thread_limit,
+        host_ptr,
+        &mut ka,
+    )
+}
+
+export! {
+    fn __tgt_target(device_id: i64, host_ptr: *mut c_void, n: i32, bases: *mut *mut c_void,
+                    begins: *mut *mut c_void, sizes: *mut i64, types: *mut i64) -> c_int = OFFLOAD_FAIL; {
+        legacy_target(false, std::ptr::null(), device_id, host_ptr, n, bases, begins, sizes, types,
+                      std::ptr::null_mut(), std::ptr::null_mut(), -1, 0)
+    }
+}
+export! {
+    fn __tgt_target_nowait(device_id: i64, host_ptr: *mut c_void, n: i32, bases: *mut *mut c_void,
+                           begins: *mut *mut c_void, sizes: *mut i64, types: *mut i64, _dep_num: i32,
+                           _deps: *mut c_void, _noalias_num: i32, _noalias: *mut c_void) -> c_int = OFFLOAD_FAIL; {
+        legacy_target(true, std::ptr::null(), device_id, host_ptr, n, bases, begins, sizes, types,
+                      std::ptr::null_mut(), std::ptr::null_mut(), -1, 0)
+    }
+}
+export! {
+    fn __tgt_target_mapper(loc: *const Ident, device_id: i64, host_ptr: *mut c_void, n: i32,
+                           bases: *mut *mut c_void, begins: *mut *mut c_void, sizes: *mut i64,
+                           types: *mut i64, names: *mut *mut c_void, mappers: *mut *mut c_void) -> c_int = OFFLOAD_FAIL; {
+        legacy_target(false, loc, device_id, host_ptr, n, bases, begins, sizes, types, names, mappers, -1, 0)
+    }
+}
+export! {
+    fn __tgt_target_nowait_mapper(loc: *const Ident, device_id: i64, host_ptr: *mut c_void, n: i32,
+                                  bases: *mut *mut c_void, begins: *mut *mut c_void, sizes: *mut i64,
+                                  types: *mut i64, names: *mut *mut c_void, mappers: *mut *mut c_void,
+                                  _dep_num: i32, _deps: *mut c_void, _noalias_num: i32,
+                                  _noalias: *mut c_void) -> c_int = OFFLOAD_FAIL; {
+        legacy_target(true, loc, device_id, host_ptr, n, bases, begins, sizes, types, names, mappers, -1, 0)
+    }
+}
+export! {
+    fn __tgt_target_teams(device_id: i64, host_ptr: *mut c_void, n: i32, bases: *mut *mut c_void,
+                          begins: *mut *mut c_void, sizes: *mut i64, types: *mut i64,
+                          num_teams: i32, thread_limit: i32) -> c_int = OFFLOAD_FAIL; {
+        legacy_target(false, std::ptr::null(), device_id, host_ptr, n, bases, begins, sizes, types,
+                      std::ptr::null_mut(), std::ptr::null_mut(), num_teams, thread_limit)
+    }
+}
+export! {
+    fn __tgt_target_teams_nowait(device_id: i64, host_ptr: *mut c_void, n: i32,
+                                 bases: *mut *mut c_void, begins: *mut *mut c_void, sizes: *mut i64,
+                                 types: *mut i64, num_teams: i32, thread_limit: i32, _dep_num: i32,
+                                 _deps: *mut c_void, _noalias_num: i32, _noalias: *mut c_void) -> c_int = OFFLOAD_FAIL; {
+        legacy_target(true, std::ptr::null(), device_id, host_ptr, n, bases, begins, sizes, types,
+                      std::ptr::null_mut(), std::ptr::null_mut(), num_teams, thread_limit)
+    }
+}
+export! {
+    fn __tgt_target_teams_mapper(loc: *const Ident, device_id: i64, host_ptr: *mut c_void, n: i32,
+                                 bases: *mut *mut c_void, begins: *mut *mut c_void, sizes: *mut i64,
+                                 types: *mut i64, names: *mut *mut c_void, mappers: *mut *mut c_void,
+                                 num_teams: i32, thread_limit: i32) -> c_int = OFFLOAD_FAIL; {
+        legacy_target(false, loc, device_id, host_ptr, n, bases, begins, sizes, types, names, mappers,
+                      num_teams, thread_limit)
+    }
+}
+export! {
+    fn __tgt_target_teams_nowait_mapper(loc: *const Ident, device_id: i64, host_ptr: *mut c_void,
+                                        n: i32, bases: *mut *mut c_void, begins: *mut *mut c_void,
+                                        sizes: *mut i64, types: *mut i64, names: *mut *mut c_void,
+                                        mappers: *mut *mut c_void, num_teams: i32,
+                                        thread_limit: i32, _dep_num: i32, _deps: *mut c_void,
+                                        _noalias_num: i32, _noalias: *mut c_void) -> c_int = OFFLOAD_FAIL; {
+        legacy_target(true, loc, device_id, host_ptr, n, bases, begins, sizes, types, names, mappers,
+                      num_teams, thread_limit)
+    }
+}
+
+export! {
+    fn __kmpc_push_target_tripcount(_device_id: i64, tripcount: u64) {
+        TRIPCOUNT.with(|t| t.set(tripcount));
+    }
+}
+export! {
+    fn __kmpc_push_target_tripcount_mapper(_loc: *const Ident, _device_id: i64, tripcount: u64) {
+        TRIPCOUNT.with(|t| t.set(tripcount));
+    }
+}

@@ -1,0 +1,195 @@
+//! Every symbol LLVM 19's `libomptarget.so.19.1` exports, versioned `VERS1.0` by
+//! `libomptarget.map`, one file per family (as LLVM's `interface.cpp`, `api.cpp` and its
+//! registration code): constructs (`interface`), registration, the `omp_*`/`llvm_omp_*`
+//! routines (`api`), mapper components (`mapper`) and tool interfaces (`tools`). This file
+//! holds what they share: the runtime value and the decoding of construct arguments.
+
+mod api;
+mod interface;
+mod mapper;
+mod registration;
+mod tools;
+
+pub use api::*;
+pub use interface::*;
+pub use mapper::*;
+pub use registration::*;
+pub use tools::*;
+
+use crate::ffi::{
+    BinDesc, Ident, KernelArgs, OffloadEntry32, OffloadEntryV20, export, unsupported,
+};
+use omptarget_core::image::OffloadEntry;
+use omptarget_core::message::{fatal, report};
+use omptarget_core::ops::MapperComponents;
+use omptarget_core::ops::trace::{self, Region, SourceLoc};
+use omptarget_core::plugin::{AllocKind, LaunchConfig};
+use omptarget_core::runtime::default_plugins;
+use omptarget_core::{AsyncInfo, Config, Device, Error, MapArgs, Runtime};
+use std::cell::Cell;
+use std::ffi::{CStr, c_char, c_int, c_void};
+use std::sync::{Arc, OnceLock};
+
+const OFFLOAD_SUCCESS: c_int = 0;
+const OFFLOAD_FAIL: c_int = !0;
+
+static RUNTIME: OnceLock<Runtime> = OnceLock::new();
+
+/// The process's runtime, created on first use.
+pub fn runtime() -> &'static Runtime {
+    RUNTIME.get_or_init(|| {
+        let config = Config::from_env();
+        let plugins = default_plugins(&config);
+        Runtime::new(config, plugins, Box::new(crate::host::Libomp::new()))
+    })
+}
+
+thread_local! {
+    /// `__kmpc_push_target_tripcount`: the trip count for this thread's next kernel.
+    static TRIPCOUNT: Cell<u64> = const { Cell::new(0) };
+}
+
+/// `file:line:col` of an `ident_t` (`psource` = `;file;function;line;col;;`).
+fn source_of(loc: *const Ident) -> SourceLoc {
+    let mut out = SourceLoc::default();
+    if loc.is_null() {
+        return out;
+    }
+    // SAFETY: a non-null ident_t comes from clang and lives as long as the program.
+    let psource = unsafe { (*loc).psource };
+    if psource.is_null() {
+        return out;
+    }
+    // SAFETY: psource is a NUL-terminated constant string.
+    let Ok(s) = unsafe { CStr::from_ptr(psource) }.to_str() else {
+        return out;
+    };
+    let mut parts = s.split(';').skip(1);
+    out.file = parts.next().filter(|f| !f.is_empty());
+    let _function = parts.next();
+    out.line = parts.next().and_then(|l| l.parse().ok()).unwrap_or(0);
+    out.col = parts.next().and_then(|c| c.parse().ok()).unwrap_or(0);
+    out
+}
+
+fn outcome(rt: &Runtime, ok: bool, loc: *const Ident) {
+    if ok {
+        return;
+    }
+    let src = source_of(loc);
+    let known = src.line != 0 || src.col != 0;
+    rt.handle_outcome(
+        false,
+        known.then(|| (src.file.unwrap_or("unknown"), src.line, src.col)),
+    );
+}
+
+/// LLVM's fatal error for a device number that names no device.
+fn invalid_device(id: i64, count: usize) -> ! {
+    fatal(
+        id as i32,
+        &format!("Device number '{id}' out of range, only {count} devices available"),
+    )
+}
+
+/// Resolves the device of a construct; `None` means "run on the host" (offload disabled, or
+/// the initial device), after LLVM's policy checks.
+fn construct_device(rt: &Runtime, device_id: i64, loc: *const Ident) -> Option<Arc<Device>> {
+    match rt.device_for_construct(device_id) {
+        Ok(d) => d,
+        Err(Error::InvalidDevice { id, count }) if count > 0 => invalid_device(id, count),
+        Err(e) => {
+            if !matches!(e, Error::InvalidDevice { .. }) {
+                report(format_args!("{e}"));
+            }
+            outcome(rt, false, loc);
+            None
+        }
+    }
+}
+
+/// The AsyncInfo of a construct: for a `nowait` construct inside a libomp target task, the
+/// one the task already holds (a task may issue several constructs) or a new one.
+fn begin_async(rt: &Runtime, dev: &Arc<Device>, slot: Option<*mut *mut c_void>) -> AsyncInfo {
+    if let Some(slot) = slot {
+        // SAFETY: libomp's slot holds null or an AsyncInfo we boxed in `end_async`.
+        let held = unsafe { std::mem::replace(&mut *slot, std::ptr::null_mut()) };
+        if !held.is_null() {
+            // SAFETY: see above; the pointer is taken out of the slot, so it is owned once.
+            let ai = unsafe { Box::from_raw(held.cast::<AsyncInfo>()) };
+            if ai.device_id() == dev.id {
+                return *ai;
+            }
+            let _ = ai.synchronize();
+        }
+    }
+    rt.async_info(dev)
+}
+
+/// Ends a construct: a blocking one synchronises; a `nowait` one that is still running is
+/// left in the task's slot for `__tgt_target_nowait_query`.
+fn end_async(
+    mut ai: AsyncInfo,
+    slot: Option<*mut *mut c_void>,
+    r: Result<(), Error>,
+) -> Result<(), Error> {
+    let Some(slot) = slot else {
+        return r.and_then(|_| ai.synchronize());
+    };
+    if r.is_err() {
+        let _ = ai.synchronize();
+        return r;
+    }
+    if ai.is_done()? {
+        return Ok(());
+    }
+    // SAFETY: the slot belongs to the current target task; libomp passes it back to
+    // __tgt_target_nowait_query until we reset it.
+    unsafe { *slot = Box::into_raw(Box::new(ai)).cast() };
+    Ok(())
+}
+
+/// Borrows clang's argument arrays. Null arrays with a non-zero count are rejected.
+///
+/// # Safety
+/// Non-null arrays must hold `n` elements each and stay valid for `'a`.
+unsafe fn map_args<'a>(
+    n: i32,
+    bases: *mut *mut c_void,
+    begins: *mut *mut c_void,
+    sizes: *mut i64,
+    types: *mut i64,
+    names: *mut *mut c_void,
+    mappers: *mut *mut c_void,
+) -> Option<MapArgs<'a>> {
+    let n = usize::try_from(n).ok()?;
+    if n == 0 {
+        return Some(MapArgs {
+            bases: &mut [],
+            begins: &[],
+            sizes: &[],
+            types: &[],
+            names: None,
+            mappers: None,
+        });
+    }
+    if bases.is_null() || begins.is_null() || sizes.is_null() || types.is_null() {
+        report(format_args!(
+            "invalid argument arrays: a base, pointer, size or type array is null for {n} arguments"
+        ));
+        return None;
+    }
+    // SAFETY: the caller guarantees n elements per non-null array; pointers and usize have the
+    // same layout.
+    unsafe {
+        Some(MapArgs {
+            bases: std::slice::from_raw_parts_mut(bases.cast::<usize>(), n),
+            begins: std::slice::from_raw_parts(begins.cast::<usize>(), n),
+            sizes: std::slice::from_raw_parts(sizes, n),
+            types: std::slice::from_raw_parts(types, n),
+            names: (!names.is_null()).then(|| std::slice::from_raw_parts(names.cast::<usize>(), n)),
+            mappers: (!mappers.is_null())
+                .then(|| std::slice::from_raw_parts(mappers.cast::<usize>(), n)),
+        })
+    }
+}

@@ -12,7 +12,7 @@ use std::time::Instant;
 
 const MIB: usize = 1 << 20;
 
-fn ck(what: &str, r: CUresult) -> Result<(), String> {
+pub(crate) fn ck(what: &str, r: CUresult) -> Result<(), String> {
     if r == CUresult::CUDA_SUCCESS {
         Ok(())
     } else {
@@ -53,11 +53,11 @@ fn ptx() -> String {
     s
 }
 
-struct Gpu {
+pub(crate) struct Gpu {
     empty: CUfunction,
     fill: CUfunction,
     touch1: CUfunction,
-    touch16: CUfunction,
+    pub(crate) touch16: CUfunction,
     ctx: sys::CUcontext,
 }
 
@@ -65,7 +65,7 @@ struct Gpu {
 // threads of the 8-thread scenario make it current first).
 unsafe impl Sync for Gpu {}
 
-fn stream_new() -> Result<CUstream, String> {
+pub(crate) fn stream_new() -> Result<CUstream, String> {
     let mut s: CUstream = std::ptr::null_mut();
     // SAFETY: creates a stream in the current context.
     ck("cuStreamCreate", unsafe {
@@ -74,7 +74,7 @@ fn stream_new() -> Result<CUstream, String> {
     Ok(s)
 }
 
-fn pinned(size: usize) -> Result<usize, String> {
+pub(crate) fn pinned(size: usize) -> Result<usize, String> {
     let mut p: *mut c_void = std::ptr::null_mut();
     // SAFETY: a pinned allocation, freed at process exit.
     ck("cuMemAllocHost", unsafe {
@@ -84,7 +84,7 @@ fn pinned(size: usize) -> Result<usize, String> {
 }
 
 impl Gpu {
-    fn new() -> Result<Self, String> {
+    pub(crate) fn new() -> Result<Self, String> {
         // SAFETY: probing for the library; the other calls need it.
         if !std::panic::catch_unwind(|| unsafe { sys::is_culib_present() }).unwrap_or(false) {
             return Err("no CUDA driver (libcuda.so) on this machine".into());
@@ -139,7 +139,7 @@ impl Gpu {
         }
     }
 
-    fn launch(
+    pub(crate) fn launch(
         &self,
         f: CUfunction,
         blocks: u32,
@@ -178,7 +178,7 @@ impl Gpu {
     }
 }
 
-fn alloc(size: usize, s: CUstream) -> Result<CUdeviceptr, String> {
+pub(crate) fn alloc(size: usize, s: CUstream) -> Result<CUdeviceptr, String> {
     let mut p = 0;
     // SAFETY: stream-ordered allocation.
     ck("cuMemAllocAsync", unsafe {
@@ -187,26 +187,26 @@ fn alloc(size: usize, s: CUstream) -> Result<CUdeviceptr, String> {
     Ok(p)
 }
 
-fn free(p: CUdeviceptr, s: CUstream) -> Result<(), String> {
+pub(crate) fn free(p: CUdeviceptr, s: CUstream) -> Result<(), String> {
     // SAFETY: frees a stream-ordered allocation after the stream's work.
     ck("cuMemFreeAsync", unsafe { sys::cuMemFreeAsync(p, s) })
 }
 
-fn h2d(d: CUdeviceptr, h: usize, size: usize, s: CUstream) -> Result<(), String> {
+pub(crate) fn h2d(d: CUdeviceptr, h: usize, size: usize, s: CUstream) -> Result<(), String> {
     // SAFETY: copies from a live host buffer into a live device allocation.
     ck("cuMemcpyHtoDAsync", unsafe {
         sys::cuMemcpyHtoDAsync_v2(d, h as *const c_void, size, s)
     })
 }
 
-fn d2h(h: usize, d: CUdeviceptr, size: usize, s: CUstream) -> Result<(), String> {
+pub(crate) fn d2h(h: usize, d: CUdeviceptr, size: usize, s: CUstream) -> Result<(), String> {
     // SAFETY: copies from a live device allocation into a live host buffer.
     ck("cuMemcpyDtoHAsync", unsafe {
         sys::cuMemcpyDtoHAsync_v2(h as *mut c_void, d, size, s)
     })
 }
 
-fn sync(s: CUstream) -> Result<(), String> {
+pub(crate) fn sync(s: CUstream) -> Result<(), String> {
     // SAFETY: waits for a live stream.
     ck("cuStreamSynchronize", unsafe {
         sys::cuStreamSynchronize(s)

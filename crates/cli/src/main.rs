@@ -2,6 +2,7 @@
 
 mod bench;
 mod floor;
+mod probe;
 
 use clap::{Parser, Subcommand};
 use omptarget_core::runtime::default_plugins;
@@ -36,6 +37,26 @@ enum Command {
         #[arg(long, default_value_t = 5)]
         reps: usize,
     },
+    /// Driver-API experiments that settle hardware and tool questions (see probe.rs).
+    Probe {
+        #[command(subcommand)]
+        which: Probe,
+    },
+}
+
+#[derive(Subcommand)]
+enum Probe {
+    /// Small host-to-device copies in one cuMemcpyBatchAsync (or one call each with --plain),
+    /// then a kernel reading them: run under compute-sanitizer initcheck.
+    BatchCopy {
+        #[arg(long)]
+        plain: bool,
+    },
+    /// Time for the default memory pool to give GIB GiB back to the device.
+    PoolTrim {
+        #[arg(default_value_t = 16)]
+        gib: usize,
+    },
 }
 
 fn main() -> ExitCode {
@@ -46,6 +67,19 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Floor { scenario, reps } => floor(&scenario, reps),
+        Command::Probe { which } => {
+            let r = match which {
+                Probe::BatchCopy { plain } => probe::batch_copy(plain),
+                Probe::PoolTrim { gib } => probe::pool_trim(gib),
+            };
+            match r {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("omptarget probe: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
         Command::Bench(options) => match bench::run(&options) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {

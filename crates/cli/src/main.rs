@@ -52,6 +52,8 @@ enum Probe {
         #[arg(long)]
         plain: bool,
     },
+    /// Whether the CUDA plugin would see compute-sanitizer attached (batching off).
+    Sanitizer,
     /// Time for the default memory pool to give GIB GiB back to the device.
     PoolTrim {
         #[arg(default_value_t = 16)]
@@ -71,6 +73,7 @@ fn main() -> ExitCode {
             let r = match which {
                 Probe::BatchCopy { plain } => probe::batch_copy(plain),
                 Probe::PoolTrim { gib } => probe::pool_trim(gib),
+                Probe::Sanitizer => probe::sanitizer(),
             };
             match r {
                 Ok(()) => ExitCode::SUCCESS,

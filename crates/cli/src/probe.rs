@@ -6,6 +6,7 @@
 //!   `--plain`), then a kernel that reads and writes every copied word. Run under
 //!   `compute-sanitizer --tool initcheck`: a report for the batched form only means the tool
 //!   does not see what the batch writes (issue #16).
+//! - `sanitizer`: whether the runtime's compute-sanitizer detection fires in this process.
 //! - `pool-trim GIB`: how long the default memory pool takes to give `GIB` GiB back to the
 //!   device (`cuMemPoolTrimTo`), and what `cuMemGetInfo` shows before and after (issue #14).
 
@@ -165,6 +166,33 @@ pub fn pool_trim(gib: usize) -> Result<(), String> {
     println!(
         "probe=pool-trim gib={gib} warm_alloc_ms={:.3}",
         t_warm.as_secs_f64() * 1e3
+    );
+    Ok(())
+}
+
+/// Whether the runtime would see compute-sanitizer (and so turn batching off): the driver is
+/// initialised first, as the plugin does, then the loaded libraries are checked.
+pub fn sanitizer() -> Result<(), String> {
+    let _gpu = Gpu::new()?;
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+    let mut libs: Vec<&str> = maps
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(5))
+        .filter(|p| {
+            let p = p.to_ascii_lowercase();
+            p.contains("sanit") || p.contains("inject") || p.contains("cupti")
+        })
+        .collect();
+    libs.sort_unstable();
+    libs.dedup();
+    println!(
+        "probe=sanitizer attached={} libs={}",
+        omptarget_plugin_cuda::compute_sanitizer_attached(),
+        if libs.is_empty() {
+            "-".to_string()
+        } else {
+            libs.join(",")
+        }
     );
     Ok(())
 }

@@ -40,8 +40,18 @@ pub struct Config {
     /// `LIBOMPTARGET_PROFILE` (file name for a profile, unset = none).
     pub profile: Option<String>,
     /// `OMPTARGET_RS_CUDA_POOL_RELEASE_THRESHOLD` (bytes the CUDA memory pool keeps cached
-    /// across synchronisations; default: unlimited).
-    pub cuda_pool_release_threshold: u64,
+    /// across synchronisations; default `None`: a quarter of the device's memory).
+    pub cuda_pool_release_threshold: Option<u64>,
+    /// `OMPTARGET_RS_CUDA_POOL_IDLE_MS` (default 1000; 0: never): idle time after which the
+    /// CUDA memory pool gives its cached memory back to the device.
+    pub cuda_pool_idle_ms: u64,
+    /// `OMPTARGET_RS_CUDA_POOL_LOW_WATER` (bytes; default `None`: 1/32 of the device, at
+    /// least 1 GiB; 0: never): below this much free device memory the pool gives back what no
+    /// allocation uses.
+    pub cuda_pool_low_water: Option<u64>,
+    /// `OMPTARGET_RS_CUDA_OOM_WAIT_MS` (default 3000; 0: fail at once): how long a CUDA
+    /// allocation that found the device full waits for other processes to give memory back.
+    pub cuda_oom_wait_ms: u64,
     /// `OMPTARGET_RS_CUDA_MEMORY_POOL` (default true): stream-ordered allocation on CUDA.
     pub cuda_memory_pool: bool,
     /// `OMPTARGET_RS_DISABLE_CUDA_PLUGIN` (default false).
@@ -83,7 +93,10 @@ impl Default for Config {
             stack_size: 0,
             heap_size: 0,
             profile: None,
-            cuda_pool_release_threshold: u64::MAX,
+            cuda_pool_release_threshold: None,
+            cuda_pool_idle_ms: 1000,
+            cuda_pool_low_water: None,
+            cuda_oom_wait_ms: 3000,
             cuda_memory_pool: true,
             disable_cuda_plugin: false,
             cuda_blocking_sync: false,
@@ -144,7 +157,14 @@ impl Config {
             profile: get("LIBOMPTARGET_PROFILE"),
             cuda_pool_release_threshold: get("OMPTARGET_RS_CUDA_POOL_RELEASE_THRESHOLD")
                 .and_then(|v| v.trim().parse().ok())
-                .unwrap_or(d.cuda_pool_release_threshold),
+                .or(d.cuda_pool_release_threshold),
+            cuda_pool_idle_ms: int("OMPTARGET_RS_CUDA_POOL_IDLE_MS")
+                .map_or(d.cuda_pool_idle_ms, |v| v.max(0) as u64),
+            cuda_pool_low_water: int("OMPTARGET_RS_CUDA_POOL_LOW_WATER")
+                .map(|v| v.max(0) as u64)
+                .or(d.cuda_pool_low_water),
+            cuda_oom_wait_ms: int("OMPTARGET_RS_CUDA_OOM_WAIT_MS")
+                .map_or(d.cuda_oom_wait_ms, |v| v.max(0) as u64),
             cuda_memory_pool: flag("OMPTARGET_RS_CUDA_MEMORY_POOL", d.cuda_memory_pool),
             disable_cuda_plugin: flag("OMPTARGET_RS_DISABLE_CUDA_PLUGIN", d.disable_cuda_plugin),
             cuda_blocking_sync: flag("OMPTARGET_RS_CUDA_BLOCKING_SYNC", d.cuda_blocking_sync),

@@ -7,6 +7,7 @@
 
 mod error;
 pub mod memory_manager;
+pub mod pool_policy;
 pub mod words;
 
 pub use error::{Error, ErrorKind, Result};

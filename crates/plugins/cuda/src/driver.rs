@@ -133,6 +133,38 @@ pub fn mapped_for_device(ptr: usize) -> bool {
         && (managed != 0 || ty == sys::CUmemorytype::CU_MEMORYTYPE_HOST as u32)
 }
 
+/// Whether NVIDIA's compute-sanitizer is attached to this process: its injection library
+/// (`libsanitizer-collection.so` and friends) is loaded once the driver initialised. The
+/// sanitizer does not see what `cuMemcpyBatchAsync` writes (measured on an H200, driver 580:
+/// a kernel reading memory filled by a batch is reported by initcheck as reading
+/// uninitialised memory, the same copies made one by one are not; `omptarget probe
+/// batch-copy`), so batching is left off while it watches (docs/GPU.md).
+pub fn compute_sanitizer_attached() -> bool {
+    unsafe extern "C" fn visit(
+        info: *mut libc::dl_phdr_info,
+        _size: usize,
+        found: *mut std::ffi::c_void,
+    ) -> std::ffi::c_int {
+        // SAFETY: the loader passes a valid info record; dlpi_name is null or a C string.
+        let name = unsafe { (*info).dlpi_name };
+        if !name.is_null() {
+            // SAFETY: see above.
+            let name = unsafe { std::ffi::CStr::from_ptr(name) }.to_bytes();
+            let file = name.rsplit(|&b| b == b'/').next().unwrap_or(name);
+            if file.starts_with(b"libsanitizer-") {
+                // SAFETY: `found` is the bool passed below.
+                unsafe { *found.cast::<bool>() = true };
+                return 1;
+            }
+        }
+        0
+    }
+    let mut found = false;
+    // SAFETY: dl_iterate_phdr calls `visit` with the loader's lock held; `visit` only reads.
+    unsafe { libc::dl_iterate_phdr(Some(visit), (&raw mut found).cast()) };
+    found
+}
+
 pub fn attribute(dev: CUdevice, attr: sys::CUdevice_attribute) -> Result<i32> {
     let mut v = 0;
     // SAFETY: writes one int.
@@ -198,5 +230,34 @@ pub mod profile {
                 *ns as f64 / 1e3 / *n as f64
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_loaded_sanitizer_library_is_noticed() {
+        assert!(
+            !super::compute_sanitizer_attached(),
+            "no sanitizer in a test"
+        );
+        // Stand in for compute-sanitizer's injection library: any shared object with its name.
+        let dir = std::env::temp_dir().join(format!("omptarget-san-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let src = dir.join("s.c");
+        let lib = dir.join("libsanitizer-collection.so");
+        std::fs::write(&src, "int omptarget_test_symbol(void) { return 1; }\n").expect("write");
+        let ok = std::process::Command::new("cc")
+            .args(["-shared", "-fPIC", "-o"])
+            .arg(&lib)
+            .arg(&src)
+            .status()
+            .expect("cc runs");
+        assert!(ok.success());
+        // SAFETY: loads a trivial library we just built; it stays loaded for the test.
+        let handle = unsafe { libloading::Library::new(&lib) }.expect("dlopen");
+        assert!(super::compute_sanitizer_attached());
+        std::mem::forget(handle);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

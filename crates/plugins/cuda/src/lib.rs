@@ -8,19 +8,23 @@
 mod blocks;
 mod driver;
 pub mod image;
+
+pub use driver::compute_sanitizer_attached;
 mod kernel;
+mod pool;
 mod staging;
 
 use cudarc::driver::sys;
 use driver::{CUcontext, CUdevice, CUdeviceptr, CUmodule, CUstream, attribute, call, make_current};
 use image::ImageKind;
 use kernel::KernelInfo;
+use omptarget_plugin::pool_policy::{self, PoolPolicy};
 use omptarget_plugin::words::Words;
 use omptarget_plugin::{
     AllocKind, CopyKind, Device, DeviceInfo, DevicePtr, Error, ErrorKind, EventId, ImageInfo,
     KernelId, LaunchConfig, LoadEnv, ModuleId, Plugin, QueueId, Result,
 };
-use std::sync::{Mutex, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 /// Settings the plugin takes from the runtime's configuration.
 #[derive(Clone, Debug)]
@@ -36,8 +40,18 @@ pub struct CudaConfig {
     /// `LIBOMPTARGET_HEAP_SIZE` (0: driver default).
     pub heap_size: usize,
     /// `OMPTARGET_RS_CUDA_POOL_RELEASE_THRESHOLD`: bytes the memory pool keeps cached across
-    /// synchronisations (default: all of them).
-    pub pool_release_threshold: u64,
+    /// synchronisations (default `None`: a quarter of the device's memory; see pool.rs).
+    pub pool_release_threshold: Option<u64>,
+    /// `OMPTARGET_RS_CUDA_POOL_IDLE_MS`: after this long without allocations or frees the
+    /// pool gives its cached memory back to the device (0: never).
+    pub pool_idle_ms: u64,
+    /// `OMPTARGET_RS_CUDA_POOL_LOW_WATER`: while the device has less free memory than this,
+    /// the pool gives back what no allocation uses (default `None`: 1/32 of the device, at
+    /// least 1 GiB; 0: never).
+    pub pool_low_water: Option<u64>,
+    /// `OMPTARGET_RS_CUDA_OOM_WAIT_MS`: how long an allocation that found the device full
+    /// waits for memory other processes give back (0: fail at once).
+    pub oom_wait_ms: u64,
     /// `OMPTARGET_RS_CUDA_MEMORY_POOL=0` turns stream-ordered allocation off (for comparison).
     pub use_memory_pool: bool,
     /// `OMPTARGET_RS_CUDA_POOL_PREALLOCATE`: bytes allocated from the memory pool and freed
@@ -70,7 +84,10 @@ impl Default for CudaConfig {
             team_limit: 0,
             stack_size: 0,
             heap_size: 0,
-            pool_release_threshold: u64::MAX,
+            pool_release_threshold: None,
+            pool_idle_ms: 1000,
+            pool_low_water: None,
+            oom_wait_ms: 3000,
             use_memory_pool: true,
             blocking_sync: false,
             info: 0,
@@ -179,14 +196,14 @@ struct CudaDevice {
     arch: u32,
     dev: CUdevice,
     ctx: CUcontext,
-    /// The default memory pool when stream-ordered allocation is on.
-    pool: Option<sys::CUmemoryPool>,
+    /// The default memory pool when stream-ordered allocation is on, with its sharing policy.
+    pool: Option<Arc<pool::Pool>>,
     /// Streams for allocations and copies that come without a queue.
     internal: Mutex<Vec<CUstream>>,
     modules: Mutex<Vec<Option<Module>>>,
     kernels: RwLock<Vec<KernelInfo>>,
     staging: staging::Staging,
-    blocks: blocks::BlockCache,
+    blocks: Arc<blocks::BlockCache>,
     limits: kernel::LimitsWithEnv,
     name: String,
     total_memory: usize,
@@ -259,13 +276,19 @@ impl CudaDevice {
         })?;
         make_current(ctx)?;
         use sys::CUdevice_attribute as A;
+        let mut total_memory = 0usize;
+        call("cuDeviceTotalMem", || unsafe {
+            sys::cuDeviceTotalMem_v2(&mut total_memory, dev)
+        })?;
         let pools = attribute(dev, A::CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED)? != 0;
         let pool = if pools && config.use_memory_pool {
             let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
             call("cuDeviceGetDefaultMemPool", || unsafe {
                 sys::cuDeviceGetDefaultMemPool(&mut pool, dev)
             })?;
-            let mut threshold = config.pool_release_threshold;
+            let mut threshold = config
+                .pool_release_threshold
+                .unwrap_or(PoolPolicy::default_release_threshold(total_memory as u64));
             call("cuMemPoolSetAttribute(RELEASE_THRESHOLD)", || unsafe {
                 sys::cuMemPoolSetAttribute(
                     pool,
@@ -300,6 +323,21 @@ impl CudaDevice {
         } else {
             None
         };
+        let blocks = Arc::new(blocks::BlockCache::new(if pool.is_some() {
+            config.small_block_threshold
+        } else {
+            0
+        }));
+        let pool = pool.map(|handle| {
+            let mut policy =
+                PoolPolicy::for_device(total_memory as u64, config.pool_preallocate as u64);
+            policy.idle = std::time::Duration::from_millis(config.pool_idle_ms);
+            policy.oom_wait = std::time::Duration::from_millis(config.oom_wait_ms);
+            if let Some(w) = config.pool_low_water {
+                policy.low_water = w;
+            }
+            pool::Pool::new(handle, ctx, total_memory as u64, policy, blocks.clone())
+        });
         if config.stack_size > 0 {
             call("cuCtxSetLimit(STACK_SIZE)", || unsafe {
                 sys::cuCtxSetLimit(sys::CUlimit::CU_LIMIT_STACK_SIZE, config.stack_size)
@@ -318,10 +356,6 @@ impl CudaDevice {
         let name = unsafe { std::ffi::CStr::from_ptr(name_buf.as_ptr()) }
             .to_string_lossy()
             .into_owned();
-        let mut total_memory = 0usize;
-        call("cuDeviceTotalMem", || unsafe {
-            sys::cuDeviceTotalMem_v2(&mut total_memory, dev)
-        })?;
         let mut driver_version = 0;
         call("cuDriverGetVersion", || unsafe {
             sys::cuDriverGetVersion(&mut driver_version)
@@ -339,6 +373,16 @@ impl CudaDevice {
                     / 32),
         }
         .with_environment(config);
+        // compute-sanitizer does not see batched copies: plain ones while it watches.
+        let batch_copies = config.batch_copies && !driver::compute_sanitizer_attached();
+        if config.batch_copies && !batch_copies {
+            plugin_info(
+                info,
+                "CUDA",
+                index,
+                "compute-sanitizer is attached: small copies are issued one by one, not batched",
+            );
+        }
         Ok(Self {
             index,
             arch,
@@ -348,17 +392,13 @@ impl CudaDevice {
             internal: Mutex::new(Vec::new()),
             modules: Mutex::new(Vec::new()),
             kernels: RwLock::new(Vec::new()),
-            blocks: blocks::BlockCache::new(if pool.is_some() {
-                config.small_block_threshold
-            } else {
-                0
-            }),
+            blocks,
             staging: staging::Staging::new(
                 ctx,
                 index as i32,
                 config.staging_limit,
                 std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
-                config.batch_copies,
+                batch_copies,
             ),
             limits,
             name,
@@ -426,15 +466,16 @@ impl CudaDevice {
     }
 
     fn alloc_device(&self, size: usize, queue: Option<QueueId>) -> Result<DevicePtr> {
-        let mut ptr: CUdeviceptr = 0;
-        let Some(pool) = self.pool else {
+        let Some(pool) = &self.pool else {
+            let mut ptr: CUdeviceptr = 0;
             // SAFETY: writes the allocation's address.
             call("cuMemAlloc", || unsafe {
                 sys::cuMemAlloc_v2(&mut ptr, size)
             })
-            .map_err(|e| self.oom(size, e))?;
+            .map_err(|e| self.oom(size, e, None))?;
             return Ok(ptr as usize);
         };
+        pool.note_activity();
         // Small blocks come from the cache when one is free (blocks.rs).
         let (size, class) = match self.blocks.class_of(size) {
             Some((class, rounded)) => {
@@ -445,71 +486,83 @@ impl CudaDevice {
             }
             None => (size, None),
         };
-        let attempt = |s: CUstream, ptr: &mut CUdeviceptr| {
-            // SAFETY: stream-ordered allocation on a live stream.
-            call("cuMemAllocAsync", || unsafe {
-                sys::cuMemAllocAsync(ptr, size, s)
-            })
-        };
-        let run = |ptr: &mut CUdeviceptr| -> Result<()> {
+        let attempt = |size: usize| -> Result<usize> {
+            let mut ptr: CUdeviceptr = 0;
+            let mut alloc = |s: CUstream| {
+                // SAFETY: stream-ordered allocation on a live stream.
+                call("cuMemAllocAsync", || unsafe {
+                    sys::cuMemAllocAsync(&mut ptr, size, s)
+                })
+            };
             match queue {
-                Some(q) => attempt(self.submit(q)?, ptr),
-                None => self.on_internal_stream(|s| attempt(s, ptr)),
+                Some(q) => alloc(self.submit(q)?)?,
+                None => self.on_internal_stream(alloc)?,
+            }
+            Ok(ptr as usize)
+        };
+        let ptr = match attempt(size) {
+            Ok(p) => p,
+            Err(first) if first.kind != ErrorKind::OutOfMemory => return Err(first),
+            // The device is full: our own cache first, then patience for other processes'
+            // (pool.rs, pool_policy.rs).
+            Err(_) => {
+                let ops = pool::AllocOps {
+                    pool,
+                    attempt,
+                    give_back: |keep| self.give_back(keep),
+                };
+                match pool_policy::alloc_with_patience(
+                    &ops,
+                    size as u64,
+                    &pool.policy,
+                    std::thread::sleep,
+                )? {
+                    Ok(p) => p,
+                    Err(shortage) => {
+                        return Err(self.oom(
+                            size,
+                            Error::new(ErrorKind::OutOfMemory, "out of memory"),
+                            Some(shortage),
+                        ));
+                    }
+                }
             }
         };
-        if let Err(first) = run(&mut ptr) {
-            if first.kind != ErrorKind::OutOfMemory {
-                return Err(first);
-            }
-            // Give cached blocks and pool memory back, wait for pending frees, retry once.
-            self.release_cached_blocks();
-            // SAFETY: trimming a live pool; synchronising the context.
-            let _ = call("cuMemPoolTrimTo", || unsafe {
-                sys::cuMemPoolTrimTo(pool, 0)
-            });
-            let _ = call("cuCtxSynchronize", || unsafe { sys::cuCtxSynchronize() });
-            let _ = call("cuMemPoolTrimTo", || unsafe {
-                sys::cuMemPoolTrimTo(pool, 0)
-            });
-            run(&mut ptr).map_err(|e| self.oom(size, e))?;
-        }
         if let Some(class) = class {
-            self.blocks.adopt(ptr as usize, class);
+            self.blocks.adopt(ptr, class);
         }
-        Ok(ptr as usize)
+        Ok(ptr)
     }
 
-    /// Frees the cached small blocks to the pool.
-    fn release_cached_blocks(&self) {
-        let blocks = self.blocks.drain();
-        if blocks.is_empty() {
-            return;
+    /// Gives what the pool caches back to the device: the small blocks, then the pool's
+    /// unused memory down to `keep` bytes.
+    fn give_back(&self, keep: u64) {
+        if let Some(pool) = &self.pool {
+            let _ = self.on_internal_stream(|s| {
+                pool.give_back_on(s, keep);
+                Ok(())
+            });
         }
-        let _ = self.on_internal_stream(|s| {
-            for p in blocks {
-                // SAFETY: frees a pool block no work uses (it was free in the cache).
-                call("cuMemFreeAsync", || unsafe {
-                    sys::cuMemFreeAsync(p as CUdeviceptr, s)
-                })?;
-            }
-            Ok(())
-        });
     }
 
-    fn oom(&self, size: usize, e: Error) -> Error {
-        if e.kind == ErrorKind::OutOfMemory {
-            Error::new(
-                ErrorKind::OutOfMemory,
-                format!(
-                    "out of memory allocating {size} bytes on CUDA device {} ({}, {} MiB total)",
-                    self.index,
-                    self.name,
-                    self.total_memory >> 20
-                ),
-            )
-        } else {
-            e
+    fn oom(&self, size: usize, e: Error, shortage: Option<pool_policy::Shortage>) -> Error {
+        if e.kind != ErrorKind::OutOfMemory {
+            return e;
         }
+        let mut text = format!(
+            "out of memory allocating {size} bytes on CUDA device {} ({}, {} MiB total)",
+            self.index,
+            self.name,
+            self.total_memory >> 20
+        );
+        if let Some(s) = shortage {
+            text.push_str(&format!(
+                ": {}; waited {} ms for memory to be released",
+                pool_policy::describe_shortage(self.total_memory as u64, s.reading, size as u64),
+                s.waited.as_millis()
+            ));
+        }
+        Error::new(ErrorKind::OutOfMemory, text)
     }
 }
 
@@ -717,7 +770,7 @@ impl Device for CudaDevice {
                 call("cuMemAllocHost", || unsafe {
                     sys::cuMemAllocHost_v2(&mut p, size)
                 })
-                .map_err(|e| self.oom(size, e))?;
+                .map_err(|e| self.oom(size, e, None))?;
                 Ok(p as usize)
             }
             AllocKind::Shared => {
@@ -730,7 +783,7 @@ impl Device for CudaDevice {
                         sys::CUmemAttach_flags::CU_MEM_ATTACH_GLOBAL as u32,
                     )
                 })
-                .map_err(|e| self.oom(size, e))?;
+                .map_err(|e| self.oom(size, e, None))?;
                 Ok(p as usize)
             }
         }
@@ -738,6 +791,11 @@ impl Device for CudaDevice {
 
     fn free(&self, ptr: DevicePtr, kind: AllocKind, queue: Option<QueueId>) -> Result<()> {
         self.current()?;
+        if kind == AllocKind::Device
+            && let Some(pool) = &self.pool
+        {
+            pool.note_activity();
+        }
         match kind {
             AllocKind::Device if self.blocks.give_back(ptr, queue.map(|q| q.0)) => Ok(()),
             AllocKind::Device if self.pool.is_some() => match queue {
@@ -784,8 +842,11 @@ impl Device for CudaDevice {
     }
 
     fn release_cached_memory(&self) {
+        if let Some(pool) = &self.pool {
+            pool.stop_governor();
+        }
         if self.current().is_ok() {
-            self.release_cached_blocks();
+            self.give_back(0);
         }
     }
 

@@ -1,0 +1,251 @@
+//! The device's default memory pool under the sharing policy of `omptarget_plugin::pool_policy`
+//! (bounded cache, idle and pressure trims on a governor thread, patient allocation), so that
+//! several processes can share one GPU. docs/GPU.md has the measurements behind the defaults.
+
+use crate::blocks::BlockCache;
+use crate::driver::{CUcontext, CUdeviceptr, CUstream, call, make_current};
+use cudarc::driver::sys;
+use omptarget_plugin::pool_policy::{Governor, PoolOps, PoolPolicy, Reading, govern};
+use omptarget_plugin::{ErrorKind, Result};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// The pool and what the governor thread shares with the device.
+pub(crate) struct Pool {
+    pub(crate) handle: sys::CUmemoryPool,
+    ctx: CUcontext,
+    total: u64,
+    pub(crate) policy: PoolPolicy,
+    pub(crate) blocks: Arc<BlockCache>,
+    /// Set by every allocation and free, cleared by the governor when it looks.
+    active: AtomicBool,
+    running: AtomicBool,
+    stop: AtomicBool,
+    governor: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+// SAFETY: the pool and context handles may be used from any thread once the context is
+// current there (every thread that uses them makes it current first).
+unsafe impl Send for Pool {}
+unsafe impl Sync for Pool {}
+
+impl Pool {
+    pub(crate) fn new(
+        handle: sys::CUmemoryPool,
+        ctx: CUcontext,
+        total: u64,
+        policy: PoolPolicy,
+        blocks: Arc<BlockCache>,
+    ) -> Arc<Self> {
+        let pool = Arc::new(Self {
+            handle,
+            ctx,
+            total,
+            policy,
+            blocks,
+            active: AtomicBool::new(false),
+            running: AtomicBool::new(false),
+            stop: AtomicBool::new(false),
+            governor: Mutex::new(None),
+        });
+        pool.start_governor();
+        pool
+    }
+
+    /// Records an allocation or free for the idle clock: one relaxed load on the hot path
+    /// (a store only for the first one since the governor last looked).
+    #[inline]
+    pub(crate) fn note_activity(self: &Arc<Self>) {
+        if !self.active.load(Ordering::Relaxed) {
+            self.active.store(true, Ordering::Relaxed);
+            if !self.running.load(Ordering::Relaxed) {
+                self.start_governor();
+            }
+        }
+    }
+
+    fn start_governor(self: &Arc<Self>) {
+        if self.policy.idle.is_zero() && self.policy.low_water == 0 {
+            return;
+        }
+        let mut slot = self.governor.lock().unwrap_or_else(|e| e.into_inner());
+        if self.running.load(Ordering::Acquire) {
+            return;
+        }
+        self.stop.store(false, Ordering::Release);
+        let pool = self.clone();
+        let spawned = std::thread::Builder::new()
+            .name("omptarget-pool".into())
+            .spawn(move || pool.govern_loop());
+        if let Ok(h) = spawned {
+            self.running.store(true, Ordering::Release);
+            *slot = Some(h);
+        }
+    }
+
+    /// Stops the governor thread (the last binary went away; process exit follows).
+    pub(crate) fn stop_governor(&self) {
+        let h = self
+            .governor
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(h) = h {
+            self.stop.store(true, Ordering::Release);
+            h.thread().unpark();
+            let _ = h.join();
+        }
+        self.running.store(false, Ordering::Release);
+    }
+
+    fn govern_loop(self: Arc<Self>) {
+        if make_current(self.ctx).is_err() {
+            self.running.store(false, Ordering::Release);
+            return;
+        }
+        let start = Instant::now();
+        let mut g = Governor::new(self.policy, Duration::ZERO);
+        let ops = GovernorOps {
+            pool: &self,
+            stream: Mutex::new(None),
+        };
+        while !self.stop.load(Ordering::Acquire) {
+            std::thread::park_timeout(self.policy.poll);
+            if self.stop.load(Ordering::Acquire) {
+                break;
+            }
+            let active = self.active.swap(false, Ordering::Relaxed);
+            govern(&ops, &mut g, start.elapsed(), active);
+        }
+        if let Some(s) = ops.stream.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            // SAFETY: our own stream, idle.
+            let _ = call("cuStreamDestroy", || unsafe { sys::cuStreamDestroy_v2(s) });
+        }
+    }
+
+    fn attr(&self, a: sys::CUmemPool_attribute) -> u64 {
+        let mut v = 0u64;
+        // SAFETY: the attributes read here are 64-bit counters of a live pool.
+        let _ = call("cuMemPoolGetAttribute", || unsafe {
+            sys::cuMemPoolGetAttribute(self.handle, a, (&raw mut v).cast())
+        });
+        v
+    }
+
+    pub(crate) fn reading(&self, device_free: bool) -> Reading {
+        use sys::CUmemPool_attribute as P;
+        let mut free = 0usize;
+        if device_free {
+            let mut total = 0usize;
+            // SAFETY: writes two locals (the context is current on this thread).
+            let _ = call("cuMemGetInfo", || unsafe {
+                sys::cuMemGetInfo_v2(&mut free, &mut total)
+            });
+        }
+        Reading {
+            device_free: free as u64,
+            reserved: self.attr(P::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT),
+            used: self.attr(P::CU_MEMPOOL_ATTR_USED_MEM_CURRENT),
+        }
+    }
+
+    /// Frees the cached small blocks to the pool on `stream` and waits for it, then trims the
+    /// pool to `keep` bytes.
+    pub(crate) fn give_back_on(&self, stream: CUstream, keep: u64) {
+        let blocks = self.blocks.drain();
+        if !blocks.is_empty() {
+            for p in blocks {
+                // SAFETY: frees a pool block no work uses (it was free in the cache).
+                let _ = call("cuMemFreeAsync", || unsafe {
+                    sys::cuMemFreeAsync(p as CUdeviceptr, stream)
+                });
+            }
+            // SAFETY: waits for a live stream.
+            let _ = call("cuStreamSynchronize", || unsafe {
+                sys::cuStreamSynchronize(stream)
+            });
+        }
+        // SAFETY: trims a live pool; the driver releases only memory no allocation uses.
+        let _ = call("cuMemPoolTrimTo", || unsafe {
+            sys::cuMemPoolTrimTo(self.handle, keep as usize)
+        });
+    }
+}
+
+/// The governor thread's view of the pool (its own stream for freeing cached blocks).
+struct GovernorOps<'a> {
+    pool: &'a Pool,
+    stream: Mutex<Option<CUstream>>,
+}
+
+impl PoolOps for GovernorOps<'_> {
+    fn total(&self) -> u64 {
+        self.pool.total
+    }
+    fn try_alloc(&self, _size: u64) -> Result<Option<usize>> {
+        Ok(None)
+    }
+    fn give_back(&self, keep: u64) {
+        let mut s = self.stream.lock().unwrap_or_else(|e| e.into_inner());
+        if s.is_none() {
+            let mut created: CUstream = std::ptr::null_mut();
+            // SAFETY: creates a stream in the current context.
+            if call("cuStreamCreate", || unsafe {
+                sys::cuStreamCreate(
+                    &mut created,
+                    sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32,
+                )
+            })
+            .is_ok()
+            {
+                *s = Some(created);
+            }
+        }
+        match *s {
+            Some(stream) => self.pool.give_back_on(stream, keep),
+            // No stream: trim what is free in the pool, leave the cached blocks.
+            None => {
+                // SAFETY: trims a live pool.
+                let _ = call("cuMemPoolTrimTo", || unsafe {
+                    sys::cuMemPoolTrimTo(self.pool.handle, keep as usize)
+                });
+            }
+        }
+    }
+    fn settle(&self) {}
+    fn reading(&self, device_free: bool) -> Reading {
+        self.pool.reading(device_free)
+    }
+}
+
+/// An allocation's view of the pool: attempts go to `attempt` (the construct's stream or an
+/// internal one), cached memory goes back through `give_back`.
+pub(crate) struct AllocOps<'a, A: Fn(usize) -> Result<usize>, G: Fn(u64)> {
+    pub(crate) pool: &'a Pool,
+    pub(crate) attempt: A,
+    pub(crate) give_back: G,
+}
+
+impl<A: Fn(usize) -> Result<usize>, G: Fn(u64)> PoolOps for AllocOps<'_, A, G> {
+    fn total(&self) -> u64 {
+        self.pool.total
+    }
+    fn try_alloc(&self, size: u64) -> Result<Option<usize>> {
+        match (self.attempt)(size as usize) {
+            Ok(p) => Ok(Some(p)),
+            Err(e) if e.kind == ErrorKind::OutOfMemory => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+    fn give_back(&self, keep: u64) {
+        (self.give_back)(keep)
+    }
+    fn settle(&self) {
+        // SAFETY: waits for this context's queued work (its pending frees among it).
+        let _ = call("cuCtxSynchronize", || unsafe { sys::cuCtxSynchronize() });
+    }
+    fn reading(&self, device_free: bool) -> Reading {
+        self.pool.reading(device_free)
+    }
+}

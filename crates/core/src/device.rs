@@ -4,6 +4,7 @@
 use crate::config::Config;
 use crate::error::{DeviceContext, Error, Result};
 use crate::image::{Binary, OffloadEntry, entry_flags};
+use crate::indirect::{self, IndirectCallTable};
 use crate::mapping::{Entry, MappingTable, RefCount};
 use crate::message::{Addr, report};
 use omptarget_plugin::memory_manager::MemoryManager;
@@ -133,6 +134,7 @@ impl Device {
         binaries: &[Binary],
         generation: u64,
         num_devices: usize,
+        info: u32,
     ) -> Result<()> {
         if self.loaded_generation.load(Ordering::Acquire) == generation {
             return Ok(());
@@ -146,7 +148,7 @@ impl Device {
             if loaded.iter().any(|l| l.key == binary.key) {
                 continue;
             }
-            let record = self.load_binary(backend, binary, num_devices)?;
+            let record = self.load_binary(backend, binary, num_devices, info)?;
             loaded.push(record);
         }
         self.loaded_generation.store(generation, Ordering::Release);
@@ -158,6 +160,7 @@ impl Device {
         backend: &dyn Backend,
         binary: &Binary,
         num_devices: usize,
+        info: u32,
     ) -> Result<LoadedBinary> {
         let mut record = LoadedBinary {
             key: binary.key,
@@ -190,6 +193,7 @@ impl Device {
             .on(self.id, "loading the device image")?;
         record.module = Some(module);
         let mut ctors = Vec::new();
+        let mut indirect_calls = IndirectCallTable::default();
         let mut kernels = self.kernels.write().unwrap_or_else(|e| e.into_inner());
         let mut table = lock(&self.table);
         for entry in &binary.entries {
@@ -207,36 +211,44 @@ impl Device {
                 }
                 kernels.insert(entry.addr, (kernel, entry.name_str()));
                 record.kernels.push(entry.addr);
+            } else if entry.flags & entry_flags::INDIRECT != 0 {
+                // An indirect function: its host address maps to the device function.
+                let function =
+                    indirect::device_function(backend, self.id, module, entry, &table, info)?;
+                indirect_calls.push(entry.addr, function);
+                if self.map_global_to(entry, function, &mut table) {
+                    record.globals.push(entry.addr);
+                }
             } else if entry.size > 0 {
                 // A global, or a `declare target link` reference pointer (the device copy of
                 // the pointer is attached when the variable is mapped, like any PTR_AND_OBJ).
-                self.map_global(backend, module, entry, &mut table)?;
-                record.globals.push(entry.addr);
+                if !table.lookup(entry.addr, entry.size).contained {
+                    let (addr, _) = backend
+                        .global(module, entry.name_str())
+                        .on(self.id, "looking up a global")?;
+                    self.map_global_to(entry, addr, &mut table);
+                    record.globals.push(entry.addr);
+                }
             }
         }
         drop(table);
         drop(kernels);
+        backend
+            .publish_indirect_calls(module, &indirect_calls.into_sorted())
+            .on(self.id, "publishing the indirect-call table")?;
         for ctor in ctors {
             self.run_constructor(backend, ctor)?;
         }
         Ok(record)
     }
 
-    /// A `declare target` global: its host copy maps to the image's copy forever.
-    fn map_global(
-        &self,
-        backend: &dyn Backend,
-        module: ModuleId,
-        entry: &OffloadEntry,
-        table: &mut MappingTable,
-    ) -> Result<()> {
+    /// A `declare target` global (or indirect function): its host address maps to device
+    /// address `addr` forever. The same global in several images (weak symbols) keeps its
+    /// first mapping; returns whether this one was added.
+    fn map_global_to(&self, entry: &OffloadEntry, addr: usize, table: &mut MappingTable) -> bool {
         if table.lookup(entry.addr, entry.size).contained {
-            // The same global in several images (weak symbols): the first mapping wins.
-            return Ok(());
+            return false;
         }
-        let (addr, _) = backend
-            .global(module, entry.name_str())
-            .on(self.id, "looking up a global")?;
         table.insert(Entry {
             host_base: entry.addr,
             host_begin: entry.addr,
@@ -251,7 +263,7 @@ impl Device {
             pending: None,
             users: 0,
         });
-        Ok(())
+        true
     }
 
     fn run_constructor(&self, backend: &dyn Backend, kernel: KernelId) -> Result<()> {

@@ -9,6 +9,7 @@ pub mod config;
 pub mod device;
 pub mod error;
 pub mod image;
+mod indirect;
 pub mod mapping;
 pub mod message;
 pub mod ops;

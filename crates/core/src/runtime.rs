@@ -356,7 +356,12 @@ impl Runtime {
         }
         let registry = self.registry.read().unwrap_or_else(|e| e.into_inner());
         let generation = self.generation.load(Ordering::Acquire);
-        device.ensure_loaded(&registry.binaries, generation, self.num_devices())
+        device.ensure_loaded(
+            &registry.binaries,
+            generation,
+            self.num_devices(),
+            self.info_level(),
+        )
     }
 
     /// The device without loading images (API calls that only touch memory).

@@ -154,6 +154,16 @@ pub trait Device: Send + Sync {
         false
     }
 
+    /// Publishes an image's indirect-call table: `(host function, device function)` address
+    /// pairs of its `declare target indirect` functions, sorted by host address, for device
+    /// code that translates a host function pointer itself (LLVM's device runtime searches it
+    /// in `__llvm_omp_indirect_call_lookup`). Called once after [`Device::load`], with an
+    /// empty table when the image has no indirect functions. Default: nothing to publish
+    /// (kernels on the host device call host functions directly).
+    fn publish_indirect_calls(&self, _module: ModuleId, _table: &[(u64, u64)]) -> Result<()> {
+        Ok(())
+    }
+
     /// Makes `size` bytes of host memory at `ptr` fast to copy to and from the device
     /// (`llvm_omp_target_lock_mem`); returns the address to use. By default (as LLVM 19's host
     /// and CUDA plugins) nothing needs doing and the pointer itself is returned.

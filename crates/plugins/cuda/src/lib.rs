@@ -189,6 +189,8 @@ impl Plugin for CudaPlugin {
 
 struct Module {
     module: CUmodule,
+    /// The image's indirect-call table in device memory (0: none), freed with the module.
+    indirect_calls: CUdeviceptr,
 }
 
 struct CudaDevice {
@@ -694,7 +696,10 @@ impl Device for CudaDevice {
             })?;
         }
         let mut modules = self.modules.lock().unwrap_or_else(|e| e.into_inner());
-        modules.push(Some(Module { module }));
+        modules.push(Some(Module {
+            module,
+            indirect_calls: 0,
+        }));
         Ok(ModuleId(modules.len() - 1))
     }
 
@@ -711,8 +716,73 @@ impl Device for CudaDevice {
             call("cuModuleUnload", || unsafe {
                 sys::cuModuleUnload(module.module)
             })?;
+            if module.indirect_calls != 0 {
+                // SAFETY: frees the table allocated for this module, once.
+                call("cuMemFree", || unsafe {
+                    sys::cuMemFree_v2(module.indirect_calls)
+                })?;
+            }
         }
         Ok(())
+    }
+
+    /// Copies the table to device memory and points the device runtime's environment at it
+    /// (`IndirectCallTable`, `IndirectCallTableSize`), as LLVM 19's plugins do at load: an
+    /// array of `{void *HstPtr; void *DevPtr;}` sorted by host address, and its length.
+    fn publish_indirect_calls(&self, m: ModuleId, table: &[(u64, u64)]) -> Result<()> {
+        if table.is_empty() {
+            return Ok(());
+        }
+        self.current()?;
+        let module = self.module(m)?;
+        let fields_at = std::mem::offset_of!(DeviceEnvironment, indirect_call_table);
+        let Some((env, env_size)) = global_of(module, "__omp_rtl_device_environment")? else {
+            // No device runtime in the image: nothing looks the table up.
+            return Ok(());
+        };
+        if env_size < fields_at + 16 {
+            return Err(Error::new(
+                ErrorKind::InvalidImage,
+                format!(
+                    "__omp_rtl_device_environment has {env_size} bytes, too few for an indirect-call table"
+                ),
+            ));
+        }
+        let flat: Vec<u64> = table.iter().flat_map(|&(h, d)| [h, d]).collect();
+        let bytes = flat.len() * 8;
+        let mut ptr: CUdeviceptr = 0;
+        // SAFETY: a plain device allocation written to a local.
+        call("cuMemAlloc", || unsafe {
+            sys::cuMemAlloc_v2(&mut ptr, bytes)
+        })
+        .map_err(|e| self.oom(bytes, e))?;
+        let fields = [ptr, table.len() as u64];
+        // SAFETY: `bytes` bytes from a live Vec into the allocation of that size; then 16
+        // bytes from a local into the two fields of the environment global (size checked).
+        let written = call("cuMemcpyHtoD", || unsafe {
+            sys::cuMemcpyHtoD_v2(ptr, flat.as_ptr().cast(), bytes)
+        })
+        .and_then(|_| {
+            call("cuMemcpyHtoD", || unsafe {
+                sys::cuMemcpyHtoD_v2(env + fields_at as CUdeviceptr, fields.as_ptr().cast(), 16)
+            })
+        });
+        let mut modules = self.modules.lock().unwrap_or_else(|e| e.into_inner());
+        match (written, modules.get_mut(m.0).and_then(Option::as_mut)) {
+            (Ok(()), Some(record)) => {
+                record.indirect_calls = ptr;
+                Ok(())
+            }
+            (r, _) => {
+                drop(modules);
+                // SAFETY: frees the allocation made above, which nothing else refers to.
+                let _ = call("cuMemFree", || unsafe { sys::cuMemFree_v2(ptr) });
+                r.and(Err(Error::new(
+                    ErrorKind::InvalidArgument,
+                    "unknown CUDA module",
+                )))
+            }
+        }
     }
 
     fn kernel(&self, m: ModuleId, name: &str) -> Result<KernelId> {

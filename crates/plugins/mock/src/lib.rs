@@ -77,6 +77,11 @@ pub enum Op {
         event: EventId,
         queue: QueueId,
     },
+    /// An image's indirect-call table, as the core handed it over.
+    IndirectCalls {
+        device: usize,
+        table: Vec<(u64, u64)>,
+    },
 }
 
 /// The kinds of operation a fault can target.
@@ -158,6 +163,8 @@ pub struct MockState {
     kernel_names: Mutex<Vec<String>>,
     /// Blocks of each loaded module's globals, freed when it is unloaded.
     module_globals: Mutex<HashMap<usize, Vec<usize>>>,
+    /// Initial bytes of globals, by symbol name (as an image's data section would hold).
+    global_init: Mutex<HashMap<String, Vec<u8>>>,
     next_addr: AtomicUsize,
     next_token: AtomicUsize,
     /// Allocation and free are ordered on queues (like CUDA memory pools).
@@ -202,6 +209,13 @@ impl MockState {
         }
         Ok(())
     }
+    /// Gives the global called `name` these initial bytes in every image loaded from now on.
+    pub fn set_global(&self, name: &str, bytes: &[u8]) {
+        self.global_init
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(name.to_owned(), bytes.to_vec());
+    }
     /// Registers the kernel called `name` in every mock image.
     pub fn add_kernel(&self, name: &str, f: impl Fn(&Memory, &[usize]) + Send + Sync + 'static) {
         self.kernels
@@ -229,6 +243,7 @@ impl MockPlugin {
                 kernels: Mutex::new(HashMap::new()),
                 kernel_names: Mutex::new(Vec::new()),
                 module_globals: Mutex::new(HashMap::new()),
+                global_init: Mutex::new(HashMap::new()),
                 next_addr: AtomicUsize::new(0x7e00_0000_0000),
                 next_token: AtomicUsize::new(1),
                 stream_ordered,
@@ -325,10 +340,20 @@ impl Device for MockDevice {
         };
         Ok(KernelId(id))
     }
-    fn global(&self, module: ModuleId, _name: &str) -> Result<(DevicePtr, usize)> {
+    fn global(&self, module: ModuleId, name: &str) -> Result<(DevicePtr, usize)> {
         // Each global of each loaded image gets its own 64-byte block, owned by the image.
         let p = self.state.next_addr.fetch_add(256, Ordering::Relaxed);
-        self.state.memory.blocks().insert(p, vec![0; 64]);
+        let mut block = vec![0; 64];
+        if let Some(init) = self
+            .state
+            .global_init
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(name)
+        {
+            block[..init.len().min(64)].copy_from_slice(&init[..init.len().min(64)]);
+        }
+        self.state.memory.blocks().insert(p, block);
         self.state
             .module_globals
             .lock()
@@ -370,6 +395,13 @@ impl Device for MockDevice {
     }
     fn orders_alloc_on_queue(&self) -> bool {
         self.state.stream_ordered
+    }
+    fn publish_indirect_calls(&self, _module: ModuleId, table: &[(u64, u64)]) -> Result<()> {
+        self.state.record(Op::IndirectCalls {
+            device: self.index,
+            table: table.to_vec(),
+        });
+        Ok(())
     }
     fn is_asynchronous(&self) -> bool {
         self.state.asynchronous

@@ -1,0 +1,129 @@
+//! `declare target indirect` on the mock backend: what loading an image maps, what a target
+//! region's kernel receives for a host function pointer, and the table the backend gets.
+
+use omptarget_core::image::OffloadEntry;
+use omptarget_core::ops::map_type as mt;
+use omptarget_core::ops::trace::SourceLoc;
+use omptarget_core::plugin::LaunchConfig;
+use omptarget_core::{Config, MapArgs, NoHostRuntime, Runtime};
+use omptarget_plugin_mock::{MAGIC, MockPlugin, Op};
+use std::sync::{Arc, Mutex};
+
+fn leak<T>(v: T) -> &'static T {
+    Box::leak(Box::new(v))
+}
+
+const INDIRECT: u32 = 0x08;
+
+#[test]
+fn indirect_functions_map_to_their_device_functions() {
+    let plugin = MockPlugin::new(1, false, false);
+    let state = plugin.state.clone();
+    // The device globals clang emits for two indirect functions hold the device functions'
+    // addresses.
+    let (dev_lo, dev_hi) = (0xd0d0_0001usize, 0xd0d0_0002usize);
+    state.set_global("__omp_offloading_f_lo", &dev_lo.to_ne_bytes());
+    state.set_global("__omp_offloading_f_hi", &dev_hi.to_ne_bytes());
+    let seen: Arc<Mutex<Vec<usize>>> = Arc::default();
+    let seen_by_kernel = seen.clone();
+    state.add_kernel("call", move |_, args| {
+        seen_by_kernel.lock().unwrap().extend_from_slice(args)
+    });
+    let rt = Runtime::new(
+        Config::default(),
+        vec![Arc::new(plugin)],
+        Box::new(NoHostRuntime),
+    );
+    // Stand-ins for the host functions (distinct host addresses) and for a host function
+    // that is not indirect.
+    let functions = leak([0u8; 96]);
+    let (host_lo, host_hi, plain) = (
+        &functions[0] as *const u8 as usize,
+        &functions[32] as *const u8 as usize,
+        &functions[64] as *const u8 as usize,
+    );
+    let region = leak(0u8) as *const u8 as usize;
+    // The higher host address comes first, so the table must be sorted.
+    let entries = vec![
+        OffloadEntry {
+            addr: region,
+            name: c"call",
+            size: 0,
+            flags: 0,
+            data: 0,
+        },
+        OffloadEntry {
+            addr: host_hi,
+            name: c"__omp_offloading_f_hi",
+            size: 8,
+            flags: INDIRECT,
+            data: 0,
+        },
+        OffloadEntry {
+            addr: host_lo,
+            name: c"__omp_offloading_f_lo",
+            size: 8,
+            flags: INDIRECT,
+            data: 0,
+        },
+    ];
+    let key = leak(1u64) as *const u64 as usize;
+    let image: &'static [u8] = MAGIC;
+    rt.register(key, &[image], entries);
+
+    // A region gets three function pointers as clang passes them: zero-length maps.
+    let dev = rt.device(0).unwrap();
+    let mut bases = vec![host_hi, host_lo, plain];
+    let begins = bases.clone();
+    let sizes = vec![0i64; 3];
+    let types = vec![mt::TARGET_PARAM as i64; 3];
+    let mut args = MapArgs {
+        bases: &mut bases,
+        begins: &begins,
+        sizes: &sizes,
+        types: &types,
+        names: None,
+        mappers: None,
+    };
+    let mut ai = rt.async_info(&dev);
+    let config = LaunchConfig {
+        version: 3,
+        ..Default::default()
+    };
+    let r = rt.target(
+        &dev,
+        region,
+        &mut args,
+        &config,
+        &SourceLoc::default(),
+        &mut ai,
+    );
+    ai.synchronize().and(r).unwrap();
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec![dev_hi, dev_lo, plain],
+        "indirect functions reach the kernel as device functions; others keep their value"
+    );
+
+    let tables: Vec<Vec<(u64, u64)>> = state
+        .log()
+        .into_iter()
+        .filter_map(|op| match op {
+            Op::IndirectCalls { table, .. } => Some(table),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        tables,
+        vec![vec![
+            (host_lo as u64, dev_lo as u64),
+            (host_hi as u64, dev_hi as u64)
+        ]],
+        "one table per loaded image, sorted by host address"
+    );
+
+    assert_eq!(rt.mapped_ptr(&dev, host_lo), Some(dev_lo));
+    // Unloading the image removes the mappings with it.
+    rt.unregister(key);
+    assert_eq!(rt.mapped_ptr(&dev, host_lo), None);
+}

@@ -755,7 +755,7 @@ impl Device for CudaDevice {
         call("cuMemAlloc", || unsafe {
             sys::cuMemAlloc_v2(&mut ptr, bytes)
         })
-        .map_err(|e| self.oom(bytes, e))?;
+        .map_err(|e| self.oom(bytes, e, None))?;
         let fields = [ptr, table.len() as u64];
         // SAFETY: `bytes` bytes from a live Vec into the allocation of that size; then 16
         // bytes from a local into the two fields of the environment global (size checked).

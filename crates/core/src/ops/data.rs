@@ -2,7 +2,7 @@
 //! §5.8.3 as LLVM 19 implements them (LLVM's `targetDataBegin`, `targetDataEnd`,
 //! `targetDataUpdate`).
 
-use super::map_type::{self as mt, member_of};
+use super::map_type as mt;
 use super::mapper::with_components;
 use super::trace::{self, RefAction};
 use super::{AsyncInfo, MapArgs};
@@ -24,8 +24,6 @@ struct Item {
     size: usize,
     ty: u64,
     update_ref: bool,
-    /// Copy in even if the mapping exists (struct members of a parent new in this construct).
-    force_to: bool,
     name: Option<&'static CStr>,
 }
 
@@ -41,12 +39,19 @@ impl Runtime {
         let mut table = lock(&dev.table);
         let l = table.lookup(it.begin, it.size);
         let mut is_new = false;
+        // A struct member (which holds no reference of its own) found in a mapping that this
+        // construct created is new too: its `to` data must reach the device. Decided from the
+        // construct's own record, not from the count, which other items of the construct may
+        // already have raised (LLVM 19 infers it from a count of 1).
+        let mut new_here = false;
         let id;
         if let (true, Some(found)) = (l.contained || (l.is_extension() && implicit), l.entry) {
             id = found;
             let e = table.get_mut(id).expect("lookup returned a live entry");
             if it.update_ref {
                 e.add_ref(hold);
+            } else {
+                new_here = ai.created_here(id, e.tgt_alloc);
             }
             ai.order_after(e.pending)?;
             let action = if it.update_ref {
@@ -110,6 +115,7 @@ impl Runtime {
             };
             trace::creating(info, dev.id, &entry);
             id = table.insert(entry);
+            ai.record_created(id, alloc);
             is_new = true;
         } else {
             // A zero-length section of unmapped data: nothing to map, and not an error.
@@ -118,7 +124,7 @@ impl Runtime {
         let e = table.get(id).expect("live entry");
         let tgt = e.tgt_ptr(it.begin);
         let always = it.ty & mt::ALWAYS != 0;
-        let copy_in = it.ty & mt::TO != 0 && (is_new || always || it.force_to) && it.size != 0;
+        let copy_in = it.ty & mt::TO != 0 && (is_new || new_here || always) && it.size != 0;
         if copy_in {
             trace::transfer(info, dev.id, true, it.begin, tgt, it.size, it.name);
             let shadows: Vec<ShadowPointer> = shadows_in(e, it.begin, it.size);
@@ -185,7 +191,6 @@ impl Runtime {
                     size: WORD,
                     ty: ty & (mt::IMPLICIT | mt::CLOSE | mt::PRESENT | mt::OMPX_HOLD),
                     update_ref,
-                    force_to: false,
                     name: None,
                 };
                 match self.enter_item(dev, ptr_item, ai) {
@@ -205,25 +210,12 @@ impl Runtime {
                 base = unsafe { std::ptr::read_unaligned(base as *const usize) };
                 update_ref = true;
             }
-            // A struct member is copied in when its parent's mapping is new in this construct
-            // (the parent's reference count is 1).
-            let force_to = match member_of(ty) {
-                Some(p) if ty & mt::PTR_AND_OBJ == 0 && p < args.len() => {
-                    let table = lock(&dev.table);
-                    table
-                        .containing(args.begins[p], args.size(p))
-                        .and_then(|id| table.get(id))
-                        .is_some_and(|e| e.total_refs() == Some(1))
-                }
-                _ => false,
-            };
             let item = Item {
                 base,
                 begin,
                 size,
                 ty,
                 update_ref,
-                force_to,
                 name: args.name(i),
             };
             let tgt = match self.enter_item(dev, item, ai) {

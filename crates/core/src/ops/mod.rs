@@ -106,6 +106,9 @@ pub struct AsyncInfo {
     /// queue (atomic maps), or counted itself among their users (devices that free on the
     /// queue). Undone together, under one table lock, when the queue is done.
     marks: omptarget_plugin::words::Words<Mark>,
+    /// Mapping entries this construct created (id, device allocation): their struct members
+    /// are copied in although they hold no reference of their own.
+    created: omptarget_plugin::words::Words<(EntryId, usize)>,
     /// Events recorded for cross-queue waits, returned to the device after synchronisation.
     events: Vec<EventId>,
     info: u32,
@@ -135,6 +138,7 @@ impl AsyncInfo {
             restores: Vec::new(),
             staged: Vec::new(),
             marks: Default::default(),
+            created: Default::default(),
             events: Vec::new(),
             info,
             atomic: atomic && asynchronous,
@@ -265,6 +269,16 @@ impl AsyncInfo {
             // Every construct that used it has completed.
             let _ = self.device.free(alloc, AllocKind::Device, None);
         }
+    }
+
+    /// Records that this construct created entry `id` (device allocation `alloc`).
+    pub(crate) fn record_created(&mut self, id: EntryId, alloc: usize) {
+        self.created.push((id, alloc));
+    }
+
+    /// Whether this construct created entry `id` (still the one with allocation `alloc`).
+    pub(crate) fn created_here(&self, id: EntryId, alloc: usize) -> bool {
+        self.created.as_slice().contains(&(id, alloc))
     }
 
     /// Marks entry `id` as being filled by this construct's queue (atomic maps).

@@ -21,7 +21,6 @@ use crate::ffi::{
 };
 use omptarget_core::image::OffloadEntry;
 use omptarget_core::message::{fatal, report};
-use omptarget_core::ops::MapperComponents;
 use omptarget_core::ops::trace::{self, Region, SourceLoc};
 use omptarget_core::plugin::{AllocKind, LaunchConfig};
 use omptarget_core::runtime::default_plugins;

@@ -5,7 +5,7 @@ mod kernel;
 mod mapper;
 pub mod trace;
 
-pub use mapper::{MapperComponent, MapperComponents};
+pub use mapper::{HandleError, MapperComponent, num_components, push_component};
 pub use trace::dump_table;
 
 use crate::device::{Device, lock};

@@ -70,7 +70,12 @@ fn symbol(name: &CStr) -> *mut libc::c_void {
 
 fn tasking() -> &'static Tasking {
     static TASKING: std::sync::OnceLock<Tasking> = std::sync::OnceLock::new();
-    TASKING.get_or_init(|| {
+    if let Some(t) = TASKING.get() {
+        return t;
+    }
+    // Looked up outside the OnceLock: dlsym takes the dynamic loader's lock, which another
+    // thread may hold while it waits for this lock.
+    let found = {
         let (g, w, h, e) = (
             symbol(c"__kmpc_global_thread_num"),
             symbol(c"__kmpc_omp_wait_deps"),
@@ -86,7 +91,8 @@ fn tasking() -> &'static Tasking {
                 in_explicit_task: (!e.is_null()).then(|| std::mem::transmute(e)),
             }
         }
-    })
+    };
+    TASKING.get_or_init(|| found)
 }
 
 /// Blocks until the tasks that the `ndeps` depend objects at `deps` name have completed

@@ -14,7 +14,7 @@ use omptarget_plugin::{
 };
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, RwLock};
 
 /// Locks a mutex, ignoring poisoning: every critical section leaves its data consistent
 /// before anything that can panic.
@@ -22,14 +22,100 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// What one binary put on this device.
+/// What one binary put on this device (or, before it is installed, found in its image).
 struct LoadedBinary {
     key: usize,
     module: Option<ModuleId>,
-    /// Host entry addresses this binary added to the kernel table or the mapping table.
-    kernels: Vec<usize>,
-    globals: Vec<usize>,
+    /// The binary's kernels and globals (with their device addresses) in the kernel table and
+    /// the mapping table.
+    kernels: Vec<(OffloadEntry, KernelId)>,
+    globals: Vec<(OffloadEntry, DevicePtr)>,
     dtors: Vec<KernelId>,
+}
+
+/// What loading a binary reads of it, copied while it is registered (see
+/// [`Binary::while_registered`]).
+struct ImageCopy {
+    image: Option<OwnedImage>,
+    /// The entries with their names copied (for symbol lookups).
+    entries: Vec<(OffloadEntry, String)>,
+}
+
+struct OwnedImage {
+    bytes: Vec<u8>,
+    triple: Option<String>,
+    arch: Option<String>,
+}
+
+impl ImageCopy {
+    /// Copies the first of `binary`'s images that `plugin` can run, and the entry names.
+    fn of(binary: &Binary, plugin: &dyn Plugin) -> Self {
+        let image = binary
+            .images
+            .iter()
+            .find(|i| {
+                plugin.is_compatible(&ImageInfo {
+                    bytes: i.bytes,
+                    triple: i.triple,
+                    arch: i.arch,
+                })
+            })
+            .map(|i| OwnedImage {
+                bytes: i.bytes.to_vec(),
+                triple: i.triple.map(str::to_owned),
+                arch: i.arch.map(str::to_owned),
+            });
+        let entries = match image {
+            Some(_) => binary
+                .entries
+                .iter()
+                .map(|e| (*e, e.name_str().to_owned()))
+                .collect(),
+            None => Vec::new(),
+        };
+        Self { image, entries }
+    }
+}
+
+/// The image loads of a device: what is installed, and whether a thread is loading.
+#[derive(Default)]
+struct Loads {
+    records: Vec<LoadedBinary>,
+    busy: bool,
+}
+
+/// Ends a thread's turn at loading images on a device.
+struct LoadingGuard<'a>(&'a Device);
+
+impl Drop for LoadingGuard<'_> {
+    fn drop(&mut self) {
+        lock(&self.0.loads).busy = false;
+        self.0.loads_done.notify_all();
+    }
+}
+
+/// A `declare target` global: its host copy maps to the image's copy (device address
+/// `addr`) forever. `false` when the same global is already mapped (weak symbols in several
+/// images: the first mapping wins).
+fn map_global(table: &mut MappingTable, entry: &OffloadEntry, addr: DevicePtr) -> bool {
+    if table.lookup(entry.addr, entry.size).contained {
+        return false;
+    }
+    table.insert(Entry {
+        host_base: entry.addr,
+        host_begin: entry.addr,
+        host_end: entry.addr + entry.size,
+        tgt_alloc: addr,
+        tgt_begin: addr,
+        dyn_refs: RefCount::Infinite,
+        hold_refs: 0,
+        owns_allocation: false,
+        name: Some(entry.name),
+        shadows: Vec::new(),
+        pending: None,
+        users: 0,
+    });
+    true
 }
 
 /// One OpenMP device.
@@ -41,7 +127,8 @@ pub struct Device {
     backend: OnceLock<std::result::Result<Box<dyn Backend>, omptarget_plugin::Error>>,
     /// The registry generation whose binaries are all loaded here.
     loaded_generation: AtomicU64,
-    loaded: Mutex<Vec<LoadedBinary>>,
+    loads: Mutex<Loads>,
+    loads_done: Condvar,
     kernels: RwLock<HashMap<usize, (KernelId, &'static str)>>,
     pub(crate) table: Mutex<MappingTable>,
     /// Device allocations of entries that left the table while other constructs' queued work
@@ -79,7 +166,8 @@ impl Device {
             local_index,
             backend: OnceLock::new(),
             loaded_generation: AtomicU64::new(0),
-            loaded: Mutex::new(Vec::new()),
+            loads: Mutex::new(Loads::default()),
+            loads_done: Condvar::new(),
             kernels: RwLock::new(HashMap::new()),
             table: Mutex::new(MappingTable::new()),
             zombies: Mutex::new(Vec::new()),
@@ -128,62 +216,86 @@ impl Device {
             .as_ref()
     }
 
-    /// Loads the binaries of `binaries` that are not loaded here yet (generation `generation`).
+    /// Loads the binaries of `binaries` (the registry at `generation`) that are not loaded
+    /// here yet.
+    ///
+    /// No lock is held while an image is loaded, its symbols looked up or its constructors
+    /// run (`dlopen`, `dlsym` and constructors take the dynamic loader's lock, which a thread
+    /// registering a library holds while it waits for the registry): one thread loads at a
+    /// time, and other threads that need this device wait for it on a condition variable
+    /// holding nothing.
     pub(crate) fn ensure_loaded(
         &self,
-        binaries: &[Binary],
+        binaries: &[Arc<Binary>],
         generation: u64,
         num_devices: usize,
         info: u32,
     ) -> Result<()> {
-        if self.loaded_generation.load(Ordering::Acquire) == generation {
+        if self.loaded_generation() >= generation {
             return Ok(());
         }
         let backend = self.backend()?;
-        let mut loaded = lock(&self.loaded);
-        if self.loaded_generation.load(Ordering::Acquire) == generation {
-            return Ok(());
-        }
-        for binary in binaries {
-            if loaded.iter().any(|l| l.key == binary.key) {
-                continue;
+        let todo: Vec<Arc<Binary>> = {
+            let mut loads = lock(&self.loads);
+            while loads.busy {
+                loads = self
+                    .loads_done
+                    .wait(loads)
+                    .unwrap_or_else(|e| e.into_inner());
             }
-            let record = self.load_binary(backend, binary, num_devices, info)?;
-            loaded.push(record);
+            if self.loaded_generation() >= generation {
+                return Ok(());
+            }
+            loads.busy = true;
+            binaries
+                .iter()
+                .filter(|b| !loads.records.iter().any(|r| r.key == b.key))
+                .cloned()
+                .collect()
+        };
+        // Clears `busy` and wakes the waiters however this ends.
+        let _loading = LoadingGuard(self);
+        for binary in todo {
+            let Some(loaded) = self.load_binary(backend, &binary, num_devices, info)? else {
+                continue;
+            };
+            self.install(backend, &binary, loaded);
         }
-        self.loaded_generation.store(generation, Ordering::Release);
+        self.loaded_generation
+            .fetch_max(generation, Ordering::AcqRel);
         Ok(())
     }
 
+    /// Loads `binary` on the backend, looks up its symbols and runs its constructors, with no
+    /// lock held. `None`: it was unregistered before we could read it.
     fn load_binary(
         &self,
         backend: &dyn Backend,
         binary: &Binary,
         num_devices: usize,
         info: u32,
-    ) -> Result<LoadedBinary> {
-        let mut record = LoadedBinary {
+    ) -> Result<Option<LoadedBinary>> {
+        // What the load reads of the binary is copied while it is registered: a library's
+        // bytes go away as soon as its unregistration returns.
+        let Some(copy) = binary.while_registered(|b| ImageCopy::of(b, self.plugin.as_ref())) else {
+            return Ok(None);
+        };
+        let mut loaded = LoadedBinary {
             key: binary.key,
             module: None,
             kernels: Vec::new(),
             globals: Vec::new(),
             dtors: Vec::new(),
         };
-        let Some(image) = binary.images.iter().find(|i| {
-            self.plugin.is_compatible(&ImageInfo {
-                bytes: i.bytes,
-                triple: i.triple,
-                arch: i.arch,
-            })
-        }) else {
-            return Ok(record);
+        let Some(image) = &copy.image else {
+            return Ok(Some(loaded));
         };
         let module = backend
             .load(
                 &ImageInfo {
-                    bytes: image.bytes,
-                    triple: image.triple,
-                    arch: image.arch,
+                    bytes: &image.bytes,
+                    triple: image.triple.as_deref(),
+                    arch: image.arch.as_deref(),
                 },
                 &LoadEnv {
                     device_num: self.id as u32,
@@ -191,79 +303,133 @@ impl Device {
                 },
             )
             .on(self.id, "loading the device image")?;
-        record.module = Some(module);
+        loaded.module = Some(module);
         let mut ctors = Vec::new();
         let mut indirect_calls = IndirectCallTable::default();
-        let mut kernels = self.kernels.write().unwrap_or_else(|e| e.into_inner());
-        let mut table = lock(&self.table);
-        for entry in &binary.entries {
-            if entry.flags & entry_flags::REQUIRES != 0 {
-                continue;
+        let looked_up = (|| {
+            for (entry, name) in &copy.entries {
+                if entry.flags & entry_flags::REQUIRES != 0 {
+                    continue;
+                }
+                if entry.is_kernel() {
+                    let kernel = backend
+                        .kernel(module, name)
+                        .on(self.id, "looking up a kernel")?;
+                    if entry.flags & entry_flags::CTOR != 0 {
+                        ctors.push(kernel);
+                    } else if entry.flags & entry_flags::DTOR != 0 {
+                        loaded.dtors.push(kernel);
+                    }
+                    loaded.kernels.push((*entry, kernel));
+                } else if entry.flags & entry_flags::INDIRECT != 0 {
+                    // An indirect function: its host address maps to the device function.
+                    let function = indirect::device_function(
+                        backend,
+                        self.id,
+                        module,
+                        name,
+                        &|host, size| self.nearest_name(&loaded.globals, host, size),
+                        info,
+                    )?;
+                    indirect_calls.push(entry.addr, function);
+                    loaded.globals.push((*entry, function));
+                } else if entry.size > 0 {
+                    // A global, or a `declare target link` reference pointer (the device copy
+                    // of the pointer is attached when the variable is mapped, like any
+                    // PTR_AND_OBJ).
+                    match backend.global(module, name) {
+                        Ok((addr, _)) => loaded.globals.push((*entry, addr)),
+                        // Mapped already by another image (weak symbols): the first wins.
+                        Err(_) if lock(&self.table).lookup(entry.addr, entry.size).contained => {}
+                        Err(e) => return Err(e).on(self.id, "looking up a global"),
+                    }
+                }
             }
-            if entry.is_kernel() {
-                let kernel = backend
-                    .kernel(module, entry.name_str())
-                    .on(self.id, "looking up a kernel")?;
-                if entry.flags & entry_flags::CTOR != 0 {
-                    ctors.push(kernel);
-                } else if entry.flags & entry_flags::DTOR != 0 {
-                    record.dtors.push(kernel);
-                }
-                kernels.insert(entry.addr, (kernel, entry.name_str()));
-                record.kernels.push(entry.addr);
-            } else if entry.flags & entry_flags::INDIRECT != 0 {
-                // An indirect function: its host address maps to the device function.
-                let function =
-                    indirect::device_function(backend, self.id, module, entry, &table, info)?;
-                indirect_calls.push(entry.addr, function);
-                if self.map_global_to(entry, function, &mut table) {
-                    record.globals.push(entry.addr);
-                }
-            } else if entry.size > 0 {
-                // A global, or a `declare target link` reference pointer (the device copy of
-                // the pointer is attached when the variable is mapped, like any PTR_AND_OBJ).
-                if !table.lookup(entry.addr, entry.size).contained {
-                    let (addr, _) = backend
-                        .global(module, entry.name_str())
-                        .on(self.id, "looking up a global")?;
-                    self.map_global_to(entry, addr, &mut table);
-                    record.globals.push(entry.addr);
-                }
+            backend
+                .publish_indirect_calls(module, &std::mem::take(&mut indirect_calls).into_sorted())
+                .on(self.id, "publishing the indirect-call table")?;
+            // Constructors run before anyone can use the image (waiters wait for us).
+            for &ctor in &ctors {
+                self.run_constructor(backend, ctor)?;
             }
+            Ok(())
+        })();
+        if let Err(e) = looked_up {
+            // Nothing of the image stays: its module (and the globals inside it) goes.
+            let _ = backend.unload(module);
+            return Err(e);
         }
-        drop(table);
-        drop(kernels);
-        backend
-            .publish_indirect_calls(module, &indirect_calls.into_sorted())
-            .on(self.id, "publishing the indirect-call table")?;
-        for ctor in ctors {
-            self.run_constructor(backend, ctor)?;
-        }
-        Ok(record)
+        Ok(Some(loaded))
     }
 
-    /// A `declare target` global (or indirect function): its host address maps to device
-    /// address `addr` forever. The same global in several images (weak symbols) keeps its
-    /// first mapping; returns whether this one was added.
-    fn map_global_to(&self, entry: &OffloadEntry, addr: usize, table: &mut MappingTable) -> bool {
-        if table.lookup(entry.addr, entry.size).contained {
-            return false;
+    /// Makes a loaded binary's kernels and globals visible, unless it was unregistered while
+    /// it loaded: then its image is unloaded again. Unregistration marks the binary before it
+    /// looks for it here, and we check under the same lock it looks under, so the binary is
+    /// either found and removed by it or never installed.
+    fn install(&self, backend: &dyn Backend, binary: &Binary, loaded: LoadedBinary) {
+        let mut loads = lock(&self.loads);
+        if !binary.is_registered() {
+            drop(loads);
+            self.discard(backend, loaded);
+            return;
         }
-        table.insert(Entry {
-            host_base: entry.addr,
-            host_begin: entry.addr,
-            host_end: entry.addr + entry.size,
-            tgt_alloc: addr,
-            tgt_begin: addr,
-            dyn_refs: RefCount::Infinite,
-            hold_refs: 0,
-            owns_allocation: false,
-            name: Some(entry.name),
-            shadows: Vec::new(),
-            pending: None,
-            users: 0,
-        });
-        true
+        let mut record = LoadedBinary {
+            key: loaded.key,
+            module: loaded.module,
+            kernels: Vec::new(),
+            globals: Vec::new(),
+            dtors: loaded.dtors,
+        };
+        {
+            let mut kernels = self.kernels.write().unwrap_or_else(|e| e.into_inner());
+            for (entry, kernel) in loaded.kernels {
+                kernels.insert(entry.addr, (kernel, entry.name_str()));
+                record.kernels.push((entry, kernel));
+            }
+        }
+        {
+            let mut table = lock(&self.table);
+            for (entry, addr) in loaded.globals {
+                if map_global(&mut table, &entry, addr) {
+                    record.globals.push((entry, addr));
+                }
+            }
+        }
+        loads.records.push(record);
+    }
+
+    /// The name LLVM's `INFO` line gives a transfer at `[host, host + size)` while an image
+    /// loads: the table's entry nearest to it, counting the image's globals found so far (LLVM
+    /// inserts them as it goes; we install them at the end).
+    fn nearest_name(
+        &self,
+        found: &[(OffloadEntry, DevicePtr)],
+        host: usize,
+        size: usize,
+    ) -> Option<&'static std::ffi::CStr> {
+        let table = lock(&self.table);
+        let mut intervals: Vec<(usize, usize, Option<&'static std::ffi::CStr>)> = table
+            .iter()
+            .map(|e| (e.host_begin, e.host_end, e.name))
+            .collect();
+        drop(table);
+        intervals.extend(
+            found
+                .iter()
+                .map(|(e, _)| (e.addr, e.addr + e.size, Some(e.name))),
+        );
+        intervals.sort_by_key(|i| i.0);
+        indirect::nearest_name(&intervals, host, size)
+    }
+
+    /// Runs a loaded binary's destructors and unloads its image (no lock held).
+    fn discard(&self, backend: &dyn Backend, loaded: LoadedBinary) {
+        for dtor in &loaded.dtors {
+            let _ = self.run_constructor(backend, *dtor);
+        }
+        if let Some(module) = loaded.module {
+            let _ = backend.unload(module);
+        }
     }
 
     fn run_constructor(&self, backend: &dyn Backend, kernel: KernelId) -> Result<()> {
@@ -282,36 +448,33 @@ impl Device {
         r
     }
 
-    /// Removes what binary `key` put here: its kernels, its globals' mappings, its image.
+    /// Removes what binary `key` put here: its kernels, its globals' mappings, then runs its
+    /// destructors and unloads its image with no lock held.
     pub(crate) fn unload_binary(&self, key: usize) {
         let Some(record) = ({
-            let mut loaded = lock(&self.loaded);
-            loaded
+            let mut loads = lock(&self.loads);
+            loads
+                .records
                 .iter()
                 .position(|l| l.key == key)
-                .map(|i| loaded.remove(i))
+                .map(|i| loads.records.remove(i))
         }) else {
             return;
         };
         let Ok(backend) = self.backend() else { return };
-        for dtor in &record.dtors {
-            let _ = self.run_constructor(backend, *dtor);
-        }
         {
             let mut kernels = self.kernels.write().unwrap_or_else(|e| e.into_inner());
-            for addr in &record.kernels {
-                kernels.remove(addr);
+            for (entry, _) in &record.kernels {
+                kernels.remove(&entry.addr);
             }
         }
         {
             let mut table = lock(&self.table);
-            for addr in &record.globals {
-                table.remove(*addr);
+            for (entry, _) in &record.globals {
+                table.remove(entry.addr);
             }
         }
-        if let Some(module) = record.module {
-            let _ = backend.unload(module);
-        }
+        self.discard(backend, record);
     }
 
     /// Frees every remaining mapping and cached block (the last binary went away).

@@ -45,12 +45,53 @@ pub struct DeviceImage {
 }
 
 /// A registered `__tgt_bin_desc`: everything one program or shared library brought.
+///
+/// The image bytes and entry names belong to that program or library: a library's are
+/// unmapped by `dlclose` as soon as its unregistration returns. Whoever reads them outside
+/// registration and unregistration (a device loading the binary) does so through
+/// [`Binary::while_registered`], which unregistration waits for; nothing else waits there.
 #[derive(Debug)]
 pub struct Binary {
     /// The descriptor's address: the key `__tgt_unregister_lib` passes back.
     pub key: usize,
     pub images: Vec<DeviceImage>,
     pub entries: Vec<OffloadEntry>,
+    /// Set until the binary is unregistered; held while its bytes are read.
+    registered: std::sync::Mutex<bool>,
+}
+
+impl Binary {
+    pub fn new(key: usize, images: Vec<DeviceImage>, entries: Vec<OffloadEntry>) -> Self {
+        Self {
+            key,
+            images,
+            entries,
+            registered: std::sync::Mutex::new(true),
+        }
+    }
+
+    fn registered(&self) -> std::sync::MutexGuard<'_, bool> {
+        self.registered.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Runs `read` on the binary while it stays registered (its bytes stay mapped), or returns
+    /// `None` once it is unregistered. `read` must only copy: unregistration, which may run
+    /// under the dynamic loader's lock, waits for it.
+    pub fn while_registered<R>(&self, read: impl FnOnce(&Binary) -> R) -> Option<R> {
+        let registered = self.registered();
+        registered.then(|| read(self))
+    }
+
+    /// Whether the binary is still registered.
+    pub fn is_registered(&self) -> bool {
+        *self.registered()
+    }
+
+    /// Marks the binary unregistered, after any read in progress: from now on nobody reads
+    /// its bytes or names.
+    pub fn retire(&self) {
+        *self.registered() = false;
+    }
 }
 
 const OFFLOAD_BINARY_MAGIC: [u8; 4] = [0x10, 0xFF, 0x10, 0xAD];

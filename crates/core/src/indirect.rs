@@ -13,10 +13,9 @@
 //!   device code translates a pointer itself.
 
 use crate::error::{DeviceContext, Result};
-use crate::image::OffloadEntry;
-use crate::mapping::MappingTable;
 use crate::ops::trace;
 use omptarget_plugin::{CopyKind, Device as Backend, ModuleId};
+use std::ffi::CStr;
 
 const WORD: usize = std::mem::size_of::<usize>();
 
@@ -38,21 +37,21 @@ impl IndirectCallTable {
     }
 }
 
-/// Reads the device function address an indirect entry's device global holds.
+/// Reads the device function address the device global `name` of an indirect entry holds.
 ///
-/// `info` and `table` only serve the `LIBOMPTARGET_INFO` 0x20 line LLVM 19 prints for this
-/// read (its `Name` is that of the table entry LLVM's lookup of the destination word lands
-/// on, as LLVM's `retrieveData` reports it).
+/// `info` and `trace_name` only serve the `LIBOMPTARGET_INFO` 0x20 line LLVM 19 prints for
+/// this read (its `Name` is that of the table entry LLVM's lookup of the destination word
+/// lands on, as LLVM's `retrieveData` reports it: `trace_name(begin, size)`).
 pub(crate) fn device_function(
     backend: &dyn Backend,
     device: usize,
     module: ModuleId,
-    entry: &OffloadEntry,
-    table: &MappingTable,
+    name: &str,
+    trace_name: &dyn Fn(usize, usize) -> Option<&'static CStr>,
     info: u32,
 ) -> Result<usize> {
     let (global, _) = backend
-        .global(module, entry.name_str())
+        .global(module, name)
         .on(device, "looking up an indirect function")?;
     let mut word = [0u8; WORD];
     let host = word.as_mut_ptr() as usize;
@@ -64,7 +63,7 @@ pub(crate) fn device_function(
             host,
             global,
             WORD,
-            nearest_name(table, host, WORD),
+            trace_name(host, WORD),
         );
     }
     backend
@@ -74,17 +73,18 @@ pub(crate) fn device_function(
 }
 
 /// The name of the entry LLVM's `lookupMapping` returns for `[begin, begin + size)`, mapped or
-/// not: the last entry starting at or before `begin` when the interval reaches into it, else
-/// the first one after `begin`, else the last one before.
-fn nearest_name(
-    table: &MappingTable,
+/// not, among `entries` (`(host begin, host end, name)`, sorted by begin): the last entry
+/// starting at or before `begin` when the interval reaches into it, else the first one after
+/// `begin`, else the last one before.
+pub(crate) fn nearest_name(
+    entries: &[(usize, usize, Option<&'static CStr>)],
     begin: usize,
     size: usize,
-) -> Option<&'static std::ffi::CStr> {
+) -> Option<&'static CStr> {
     let mut left = None;
     let mut right = None;
-    for e in table.iter() {
-        if e.host_begin <= begin {
+    for e in entries {
+        if e.0 <= begin {
             left = Some(e);
         } else {
             right = Some(e);
@@ -92,9 +92,9 @@ fn nearest_name(
         }
     }
     match (left, right) {
-        (Some(l), _) if begin < l.host_end => l.name,
-        (_, Some(r)) => r.name,
-        (Some(l), None) => l.name,
+        (Some(l), _) if begin < l.1 => l.2,
+        (_, Some(r)) => r.2,
+        (Some(l), None) => l.2,
         (None, None) => None,
     }
     .filter(|_| size > 0)

@@ -50,7 +50,7 @@ pub mod requires {
 /// Registered binaries; every change bumps the generation so devices load what is new.
 #[derive(Default)]
 struct Registry {
-    binaries: Vec<Binary>,
+    binaries: Vec<Arc<Binary>>,
 }
 
 pub struct Runtime {
@@ -172,8 +172,10 @@ impl Runtime {
                 self.register_requires(e.data);
             }
         }
-        let mut registry = self.registry.write().unwrap_or_else(|e| e.into_inner());
-        if registry.binaries.iter().any(|b| b.key == key) {
+        // Registration runs in a library's constructor, under the dynamic loader's lock, while
+        // other threads may be loading images (dlopen) or running constructs: it holds the
+        // registry lock only to record the binary, and never waits for device work.
+        if self.is_registered(key) {
             return;
         }
         // An image some plugin recognises but cannot run deserves a word (another GPU arch).
@@ -202,45 +204,67 @@ impl Runtime {
                 self.use_plugin(p);
             }
         }
-        registry.binaries.push(Binary {
-            key,
-            images,
-            entries,
-        });
+        let mut registry = self.registry.write().unwrap_or_else(|e| e.into_inner());
+        if registry.binaries.iter().any(|b| b.key == key) {
+            return;
+        }
+        registry
+            .binaries
+            .push(Arc::new(Binary::new(key, images, entries)));
         self.generation.fetch_add(1, Ordering::AcqRel);
     }
 
+    fn is_registered(&self, key: usize) -> bool {
+        let registry = self.registry.read().unwrap_or_else(|e| e.into_inner());
+        registry.binaries.iter().any(|b| b.key == key)
+    }
+
     fn use_plugin(&self, p: usize) {
-        let mut used = lock(&self.plugin_used);
-        if used[p] {
-            return;
+        {
+            let mut used = lock(&self.plugin_used);
+            if used[p] {
+                return;
+            }
+            used[p] = true;
         }
-        used[p] = true;
+        // The devices are initialised with no lock held (driver calls may block or load
+        // libraries), then numbered under the device list's lock.
         let plugin = &self.plugins[p];
-        let mut devices = self.devices.write().unwrap_or_else(|e| e.into_inner());
+        let mut ready = Vec::new();
         for local in 0..plugin.number_of_devices() {
-            let id = devices.len();
-            let device = Arc::new(Device::new(id, plugin.clone(), local, &self.config));
+            let device = Device::new(0, plugin.clone(), local, &self.config);
             // Initialise now, as LLVM does at registration: context creation stays out of
             // the program's first construct. A failure is reported when the device is used.
             if device.backend().is_ok() {
                 device.prefill_queues(self.config.num_initial_streams);
             }
-            devices.push(device);
+            ready.push(device);
+        }
+        let mut devices = self.devices.write().unwrap_or_else(|e| e.into_inner());
+        for mut device in ready {
+            device.id = devices.len();
+            devices.push(Arc::new(device));
         }
     }
 
     /// Unregisters a binary (`__tgt_unregister_lib`): its images leave every device, and when
     /// it was the last binary every device's remaining memory is released.
+    ///
+    /// It runs from a library's `dlclose`, under the dynamic loader's lock: it waits for no
+    /// device work. A device loading this binary right now finds it unregistered when it
+    /// would install it, and unloads its copy itself.
     pub fn unregister(&self, key: usize) {
         let mut registry = self.registry.write().unwrap_or_else(|e| e.into_inner());
         let Some(pos) = registry.binaries.iter().position(|b| b.key == key) else {
             return;
         };
-        registry.binaries.remove(pos);
+        let binary = registry.binaries.remove(pos);
         let last = registry.binaries.is_empty();
         self.generation.fetch_add(1, Ordering::AcqRel);
         drop(registry);
+        // After this, no loader reads the binary's bytes (the library may be unmapped once
+        // we return), and none installs it on a device.
+        binary.retire();
         if last && self.info_level() & crate::config::info::DUMP_TABLE != 0 {
             // LLVM dumps each device's table as it tears the devices down, last first.
             for device in self.devices().iter().rev() {
@@ -309,14 +333,18 @@ impl Runtime {
 
     /// The offload policy, fixed on first use (as LLVM does).
     pub fn policy(&self) -> Policy {
-        *self
-            .policy
-            .get_or_init(|| match self.host.target_offload() {
-                0 => Policy::Disabled,
-                2 => Policy::Mandatory,
-                _ if self.num_devices() > 0 => Policy::Mandatory,
-                _ => Policy::Disabled,
-            })
+        if let Some(p) = self.policy.get() {
+            return *p;
+        }
+        // libomp is asked with no lock held (a OnceLock initialiser would make other threads
+        // wait on libomp); if two threads ask at once, the first answer stays.
+        let p = match self.host.target_offload() {
+            0 => Policy::Disabled,
+            2 => Policy::Mandatory,
+            _ if self.num_devices() > 0 => Policy::Mandatory,
+            _ => Policy::Disabled,
+        };
+        *self.policy.get_or_init(|| p)
     }
 
     /// Resolves `device_id` (−1 = default) to a device whose images are loaded, or says the
@@ -350,18 +378,20 @@ impl Runtime {
     }
 
     /// Loads the binaries registered since `device` last loaded (one atomic load when none).
+    /// The registry lock is held only to take a snapshot: loading calls `dlopen` (or the
+    /// driver), and registration, under the dynamic loader's lock, needs the registry.
     fn load_images(&self, device: &Device) -> Result<()> {
         if device.loaded_generation_is(self.generation.load(Ordering::Acquire)) {
             return Ok(());
         }
-        let registry = self.registry.read().unwrap_or_else(|e| e.into_inner());
-        let generation = self.generation.load(Ordering::Acquire);
-        device.ensure_loaded(
-            &registry.binaries,
-            generation,
-            self.num_devices(),
-            self.info_level(),
-        )
+        let (binaries, generation) = {
+            let registry = self.registry.read().unwrap_or_else(|e| e.into_inner());
+            (
+                registry.binaries.clone(),
+                self.generation.load(Ordering::Acquire),
+            )
+        };
+        device.ensure_loaded(&binaries, generation, self.num_devices(), self.info_level())
     }
 
     /// The device without loading images (API calls that only touch memory).

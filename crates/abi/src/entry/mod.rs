@@ -35,12 +35,18 @@ const OFFLOAD_FAIL: c_int = !0;
 static RUNTIME: OnceLock<Runtime> = OnceLock::new();
 
 /// The process's runtime, created on first use.
+///
+/// It is built outside the `OnceLock`: building loads the CUDA driver and looks up libomp's
+/// symbols (both take the dynamic loader's lock), and a thread registering a library holds
+/// that lock while it asks for the runtime. If two threads build at once, the first stays.
 pub fn runtime() -> &'static Runtime {
-    RUNTIME.get_or_init(|| {
-        let config = Config::from_env();
-        let plugins = default_plugins(&config);
-        Runtime::new(config, plugins, Box::new(crate::host::Libomp::new()))
-    })
+    if let Some(rt) = RUNTIME.get() {
+        return rt;
+    }
+    let config = Config::from_env();
+    let plugins = default_plugins(&config);
+    let built = Runtime::new(config, plugins, Box::new(crate::host::Libomp::new()));
+    RUNTIME.get_or_init(|| built)
 }
 
 thread_local! {

@@ -99,18 +99,25 @@ impl HostDevice {
     }
 
     fn symbol(&self, module: ModuleId, name: &str) -> Result<*mut libc::c_void> {
-        let modules = self.modules.lock().unwrap_or_else(|e| e.into_inner());
-        let image = modules.get(&module.0).ok_or_else(|| {
-            Error::new(
-                ErrorKind::InvalidArgument,
-                "unknown image handle".to_owned(),
-            )
-        })?;
+        // The table lock is not held across dlsym, which takes the dynamic loader's lock: a
+        // thread in dlopen/dlclose (holding that lock) may be unloading another image here.
+        let handle = self
+            .modules
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&module.0)
+            .map(|image| image.handle)
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorKind::InvalidArgument,
+                    "unknown image handle".to_owned(),
+                )
+            })?;
         let cname = CString::new(name)
             .map_err(|_| Error::new(ErrorKind::SymbolNotFound, format!("bad symbol {name:?}")))?;
-        // SAFETY: the handle is a live dlopen handle (we hold the table lock) and the name is a
-        // NUL-terminated string.
-        let sym = unsafe { libc::dlsym(image.handle, cname.as_ptr()) };
+        // SAFETY: the handle is a live dlopen handle (the core looks symbols up only between
+        // loading an image and unloading it) and the name is a NUL-terminated string.
+        let sym = unsafe { libc::dlsym(handle, cname.as_ptr()) };
         if sym.is_null() {
             return Err(Error::new(
                 ErrorKind::SymbolNotFound,

@@ -29,4 +29,19 @@ for src in examples/*.c; do
   echo "-- $name"
   LD_LIBRARY_PATH="$PWD/$out/lib:${LD_LIBRARY_PATH:-}" OMP_TARGET_OFFLOAD=MANDATORY "$out/$name" || status=1
 done
+# MPI: examples/mpi/*.c with Open MPI's compiler flags, 2 ranks sharing the device.
+if command -v mpicc >/dev/null; then
+  read -ra mflags <<< "$(mpicc --showme:compile) $(mpicc --showme:link)"
+  for src in examples/mpi/*.c; do
+    name=$(basename "$src" .c)
+    if [[ $target == host ]]; then
+      clang-19 -fopenmp -fopenmp-targets=x86_64-pc-linux-gnu -O2 "$src" -o "$out/$name" "${mflags[@]}" -lm
+    else
+      ../shared/tools/offload-cc --target "$target" -O2 "$src" -o "$out/$name" "${mflags[@]}" -lm
+    fi
+    echo "-- $name (mpirun -np 2)"
+    LD_LIBRARY_PATH="$PWD/$out/lib:${LD_LIBRARY_PATH:-}" OMP_TARGET_OFFLOAD=MANDATORY \
+      mpirun --oversubscribe --allow-run-as-root -np 2 -x LD_LIBRARY_PATH -x OMP_TARGET_OFFLOAD "$out/$name" || status=1
+  done
+fi
 exit $status

@@ -12,6 +12,8 @@
 //! - `// SHARED-LIB: x_lib.c` build `tests/c/x_lib.c` as a shared library and link it (a
 //!   source named by such a directive is not a test itself)
 //! - `// ARGS: ...`           command-line arguments
+//! - `// CFLAGS: -g`          extra compiler flags (after the harness's own `-g0`; sources are
+//!   compiled by absolute path, so `-g` puts the full path into clang's location strings)
 //! - `// DIVERGENCE: why`     LLVM 19 contradicts the specification here: our output must equal
 //!   `NAME.expected` (the specified result) and LLVM's must differ from it (docs/DIVERGENCES.md)
 
@@ -58,6 +60,7 @@ struct Directives {
     stderr: bool,
     shared_lib: Option<String>,
     args: Vec<String>,
+    cflags: Vec<String>,
     divergence: Option<String>,
 }
 
@@ -80,6 +83,8 @@ fn directives(src: &str) -> Directives {
             d.shared_lib = Some(rest.trim().into());
         } else if let Some(rest) = line.strip_prefix("ARGS:") {
             d.args = rest.split_whitespace().map(String::from).collect();
+        } else if let Some(rest) = line.strip_prefix("CFLAGS:") {
+            d.cflags = rest.split_whitespace().map(String::from).collect();
         } else if let Some(rest) = line.strip_prefix("DIVERGENCE:") {
             d.divergence = Some(rest.trim().into());
         }
@@ -222,6 +227,7 @@ fn check_program(src: &Path, build: &Path, ours: &Path) -> Result<(), String> {
             format!("-Wl,-rpath,{}", build.display()),
         ]);
     }
+    extra.extend(d.cflags.iter().cloned());
     compile(src, &exe, &extra)?;
 
     let trace_ours = build.join(format!("{stem}.ours.trace"));

@@ -53,11 +53,43 @@ impl std::fmt::Display for Addr {
     }
 }
 
-/// The variable name in a clang map-name string (`;name;file;line;col;;`), or `unknown`.
+/// The variable name of a map-name string, as LLVM's `getNameFromMapping` reads it: the text
+/// between the first and the second `;` of clang's `;name;file;line;col;;`, the text after the
+/// first `;` when there is no second, and the whole string when there is no `;` at all (the
+/// symbol names of `declare target` globals, which LLVM's table entries carry as their names).
 pub fn var_name(name: Option<&std::ffi::CStr>) -> String {
-    name.and_then(|c| c.to_str().ok())
-        .and_then(|s| s.split(';').nth(1))
-        .filter(|s| !s.is_empty())
-        .unwrap_or("unknown")
-        .to_owned()
+    let Some(name) = name else {
+        return "unknown".to_owned();
+    };
+    let s = name.to_string_lossy();
+    llvm_field(&s, 0).to_owned()
+}
+
+/// Field `n` of a `;`-separated location string, as LLVM's `SourceInfo::getSubstring(n)`
+/// takes it (a missing `;` reads as "end of string"; a field past the end is empty, where
+/// LLVM's `substr` would throw).
+pub fn llvm_field(s: &str, n: usize) -> &str {
+    // std::string's npos arithmetic, kept as it is: `find(';', npos + 1)` searches from 0.
+    const NPOS: usize = usize::MAX;
+    let find = |from: usize| match s.get(from..) {
+        Some(rest) => rest.find(';').map_or(NPOS, |i| i + from),
+        None => NPOS,
+    };
+    let mut begin = find(0);
+    let mut end = find(begin.wrapping_add(1));
+    for _ in 0..n {
+        begin = end;
+        end = find(begin.wrapping_add(1));
+    }
+    let start = begin.wrapping_add(1);
+    if start > s.len() {
+        return "";
+    }
+    let len = end.wrapping_sub(begin).wrapping_sub(1);
+    &s[start..start.saturating_add(len).min(s.len())]
+}
+
+/// The file name of a path, as LLVM's `SourceInfo::removePath` prints it.
+pub fn base_name(path: &str) -> &str {
+    path.rfind('/').map_or(path, |i| &path[i + 1..])
 }

@@ -268,7 +268,7 @@ impl Runtime {
         if last && self.info_level() & crate::config::info::DUMP_TABLE != 0 {
             // LLVM dumps each device's table as it tears the devices down, last first.
             for device in self.devices().iter().rev() {
-                crate::ops::dump_table(device, &Default::default(), false);
+                crate::ops::dump_table(device, &crate::ops::trace::SourceLoc::RUNTIME, false);
             }
         }
         for device in self.devices() {
@@ -406,27 +406,28 @@ impl Runtime {
             })
     }
 
-    /// Reports a construct's failure the way LLVM does: fatal under a mandatory policy.
-    pub fn handle_outcome(&self, ok: bool, source: Option<(&str, u32, u32)>) {
+    /// Reports a construct's failure the way LLVM does (its `handleTargetOutcome`): fatal under
+    /// a mandatory policy, after the tables of every device (`LIBOMPTARGET_INFO` 0x04, at the
+    /// construct's location) or a pointer to the debugging options.
+    pub fn handle_outcome(&self, ok: bool, loc: &crate::ops::trace::SourceLoc) {
         if ok || self.policy() != Policy::Mandatory {
             return;
         }
         if self.info_level() & crate::config::info::DUMP_TABLE != 0 {
             for d in self.devices() {
-                crate::ops::dump_table(&d, &Default::default(), false);
+                crate::ops::dump_table(&d, loc, false);
             }
         } else {
             report(format_args!(
                 "Consult https://openmp.llvm.org/design/Runtimes.html for debugging options."
             ));
         }
-        match source {
-            Some((file, line, col)) => {
-                eprint!("{file}:{line}:{col}: ");
-            }
-            None => report(format_args!(
+        if loc.is_known() {
+            eprint!("{}: ", loc);
+        } else {
+            report(format_args!(
                 "Source location information not present. Compile with -g or -gline-tables-only."
-            )),
+            ));
         }
         fatal(
             1,

@@ -269,7 +269,7 @@ export! {
 export! {
     fn ompx_dump_mapping_tables() {
         for d in runtime().devices() {
-            omptarget_core::ops::dump_table(&d, &SourceLoc::default(), true);
+            omptarget_core::ops::dump_table(&d, &SourceLoc::RUNTIME, true);
         }
     }
 }

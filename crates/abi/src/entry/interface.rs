@@ -60,7 +60,10 @@ fn data_op(
         DataOp::Update => rt.data_update(&dev, &args, &mut ai),
     };
     let r = end_async(ai, slot, r);
-    rt.dump_tables_after(&src);
+    if r.is_ok() {
+        // A failure dumps the tables once, in `outcome` (LLVM's handleTargetOutcome).
+        rt.dump_tables_after(&src);
+    }
     outcome(rt, r.is_ok(), loc);
 }
 
@@ -195,7 +198,10 @@ fn target_kernel(
     let mut ai = begin_async(rt, &dev, slot);
     let r = rt.target(&dev, host_ptr as usize, &mut args, &config, &src, &mut ai);
     let r = end_async(ai, slot, r);
-    rt.dump_tables_after(&src);
+    if r.is_ok() {
+        // A failure dumps the tables once, in `outcome` (LLVM's handleTargetOutcome).
+        rt.dump_tables_after(&src);
+    }
     outcome(rt, r.is_ok(), loc);
     if r.is_ok() {
         OFFLOAD_SUCCESS

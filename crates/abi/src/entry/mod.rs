@@ -56,37 +56,26 @@ thread_local! {
 
 /// `file:line:col` of an `ident_t` (`psource` = `;file;function;line;col;;`).
 fn source_of(loc: *const Ident) -> SourceLoc {
-    let mut out = SourceLoc::default();
     if loc.is_null() {
-        return out;
+        return SourceLoc::default();
     }
     // SAFETY: a non-null ident_t comes from clang and lives as long as the program.
     let psource = unsafe { (*loc).psource };
     if psource.is_null() {
-        return out;
+        return SourceLoc::default();
     }
-    // SAFETY: psource is a NUL-terminated constant string.
-    let Ok(s) = unsafe { CStr::from_ptr(psource) }.to_str() else {
-        return out;
-    };
-    let mut parts = s.split(';').skip(1);
-    out.file = parts.next().filter(|f| !f.is_empty());
-    let _function = parts.next();
-    out.line = parts.next().and_then(|l| l.parse().ok()).unwrap_or(0);
-    out.col = parts.next().and_then(|c| c.parse().ok()).unwrap_or(0);
-    out
+    // SAFETY: psource is a NUL-terminated constant string that lives as long as the program.
+    match unsafe { CStr::from_ptr(psource) }.to_str() {
+        Ok(s) => SourceLoc::from_psource(s),
+        Err(_) => SourceLoc::default(),
+    }
 }
 
 fn outcome(rt: &Runtime, ok: bool, loc: *const Ident) {
     if ok {
         return;
     }
-    let src = source_of(loc);
-    let known = src.line != 0 || src.col != 0;
-    rt.handle_outcome(
-        false,
-        known.then(|| (src.file.unwrap_or("unknown"), src.line, src.col)),
-    );
+    rt.handle_outcome(false, &source_of(loc));
 }
 
 /// LLVM's fatal error for a device number that names no device.

@@ -4,17 +4,43 @@ use super::map_type as mt;
 use crate::config::info;
 use crate::device::{Device, lock};
 use crate::mapping::{Entry, RefCount};
-use crate::message::{Addr, device_info, var_name};
+use crate::message::{Addr, base_name, device_info, llvm_field, var_name};
 use std::ffi::CStr;
 use std::io::Write;
 
 /// Where a construct comes from: `file:line:col` of an `ident_t`, or LLVM's `unknown:0:0`.
 #[derive(Clone, Debug, Default)]
 pub struct SourceLoc {
-    /// The file name inside clang's `psource` string, which lives as long as the program.
+    /// The file's base name (LLVM's `SourceInfo` drops the path) inside clang's `psource`
+    /// string, which lives as long as the program.
     pub file: Option<&'static str>,
     pub line: u32,
     pub col: u32,
+}
+
+impl SourceLoc {
+    /// The location LLVM gives dumps it makes on its own (`ompx_dump_mapping_tables`, the
+    /// dump at teardown): `;libomptarget;libomptarget;0;0;;`.
+    pub const RUNTIME: SourceLoc = SourceLoc {
+        file: Some("libomptarget"),
+        line: 0,
+        col: 0,
+    };
+
+    /// Reads clang's `;file;function;line;col;;` as LLVM's `SourceInfo(ident_t *)` does.
+    pub fn from_psource(psource: &'static str) -> Self {
+        let file = base_name(llvm_field(psource, 0));
+        Self {
+            file: Some(file),
+            line: leading_int(llvm_field(psource, 2)),
+            col: leading_int(llvm_field(psource, 3)),
+        }
+    }
+
+    /// Whether the location is known (LLVM's `SourceInfo::isAvailible`).
+    pub fn is_known(&self) -> bool {
+        self.line != 0 || self.col != 0
+    }
 }
 
 impl std::fmt::Display for SourceLoc {
@@ -27,6 +53,17 @@ impl std::fmt::Display for SourceLoc {
             self.col
         )
     }
+}
+
+/// `std::stoi` on a location field: leading blanks, a sign and digits (0 where LLVM's would
+/// throw).
+fn leading_int(s: &str) -> u32 {
+    let t = s.trim_start();
+    let digits = t.strip_prefix('+').unwrap_or(t);
+    let end = digits
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(digits.len());
+    digits[..end].parse().unwrap_or(0)
 }
 
 /// The region kinds LLVM names when it lists a construct's arguments.
@@ -145,6 +182,9 @@ pub fn mapping_exists(
     if level & info::MAPPING_EXISTS == 0 {
         return;
     }
+    // LLVM adds "delayed deletion" to a count it decremented or reset, never to a suppressed
+    // update.
+    let delayed_deletion = delayed_deletion && action != RefAction::Suppressed;
     let suffix = format!(
         " ({}{})",
         action.text(),
@@ -319,13 +359,55 @@ pub fn dump_table(dev: &Device, loc: &SourceLoc, to_stdout: bool) {
     }
 }
 
-/// Name, file, line and column of a map-name string (`;name;file;line;col;;`).
+/// Name, file, line and column of a map-name string, as LLVM's `SourceInfo(map_var_info_t)`
+/// reads it: no string is `;unknown;unknown;0;0;;`, a string without `;` (a global's symbol
+/// name) is `;NAME;unknown;0;0;;`, and the file loses its path.
 fn declaration(name: Option<&CStr>) -> (String, String, u32, u32) {
-    let s = name.and_then(|c| c.to_str().ok()).unwrap_or("");
-    let mut parts = s.split(';').skip(1);
-    let n = parts.next().filter(|s| !s.is_empty()).unwrap_or("unknown");
-    let file = parts.next().filter(|s| !s.is_empty()).unwrap_or("unknown");
-    let line = parts.next().and_then(|l| l.parse().ok()).unwrap_or(0);
-    let col = parts.next().and_then(|c| c.parse().ok()).unwrap_or(0);
-    (n.to_owned(), file.to_owned(), line, col)
+    let text = match name.map(|c| c.to_string_lossy()) {
+        None => ";unknown;unknown;0;0;;".to_owned(),
+        Some(s) if !s.contains(';') => format!(";{s};unknown;0;0;;"),
+        Some(s) => s.into_owned(),
+    };
+    (
+        llvm_field(&text, 0).to_owned(),
+        base_name(llvm_field(&text, 1)).to_owned(),
+        leading_int(llvm_field(&text, 2)),
+        leading_int(llvm_field(&text, 3)),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locations_print_the_base_name_as_llvm_does() {
+        let l = SourceLoc::from_psource(";/home/u/src/prog.c;main;64;1;;");
+        assert_eq!(l.to_string(), "prog.c:64:1");
+        let l = SourceLoc::from_psource(";prog.c;main;7;3;;");
+        assert_eq!(l.to_string(), "prog.c:7:3");
+        let l = SourceLoc::from_psource(";unknown;unknown;0;0;;");
+        assert_eq!(l.to_string(), "unknown:0:0");
+        assert!(!l.is_known());
+    }
+
+    #[test]
+    fn declarations_read_as_llvm_source_info() {
+        let d = |s: Option<&CStr>| declaration(s);
+        assert_eq!(
+            d(Some(c";a[0:n];/tmp/x/prog.c;12;7;;")),
+            ("a[0:n]".into(), "prog.c".into(), 12, 7)
+        );
+        assert_eq!(d(Some(c"gv")), ("gv".into(), "unknown".into(), 0, 0));
+        assert_eq!(d(None), ("unknown".into(), "unknown".into(), 0, 0));
+    }
+
+    #[test]
+    fn names_read_as_llvm_get_name_from_mapping() {
+        assert_eq!(var_name(Some(c";s.p[0:4];f.c;8;12;;")), "s.p[0:4]");
+        assert_eq!(var_name(Some(c"gv")), "gv");
+        assert_eq!(var_name(Some(c";x")), "x");
+        assert_eq!(var_name(Some(c";;f.c;1;1;;")), "");
+        assert_eq!(var_name(None), "unknown");
+    }
 }

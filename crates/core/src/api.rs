@@ -114,7 +114,25 @@ impl Runtime {
                     sdev.copy(CopyKind::DeviceToDevice, dst, src, length, Some(q))?;
                     return ai.synchronize();
                 }
-                // Between devices: stage through host memory.
+                // Between devices of one backend with a direct path (CUDA peer copies).
+                if sdev.plugin_name() == ddev.plugin_name()
+                    && let Some(peer) = ddev.backend()?.peer_id()
+                {
+                    let mut ai = self.async_info(&sdev);
+                    let q = ai.queue()?;
+                    let direct = sdev
+                        .backend()?
+                        .copy_to_peer(dst, peer, src, length, q)
+                        .map_err(|source| Error::Device {
+                            device: sdev.id,
+                            what: "copying to another device",
+                            source,
+                        })?;
+                    if direct {
+                        return ai.synchronize();
+                    }
+                }
+                // Otherwise: stage through host memory.
                 let mut staging = vec![0u8; length];
                 let stage = staging.as_mut_ptr() as usize;
                 let mut ai = self.async_info(&sdev);

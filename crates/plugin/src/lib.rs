@@ -184,6 +184,24 @@ pub trait Device: Send + Sync {
         size: usize,
         queue: Option<QueueId>,
     ) -> Result<()>;
+    /// A handle by which other devices of the same backend reach this one directly (a CUDA
+    /// context), or `None` when the backend has no direct device-to-device path.
+    fn peer_id(&self) -> Option<usize> {
+        None
+    }
+    /// Copies `size` bytes from `src` on this device to `dst` on the device whose
+    /// [`Device::peer_id`] is `peer`, directly (not through host memory), on `queue`.
+    /// `Ok(false)`: no direct path between these two devices; the caller stages the copy.
+    fn copy_to_peer(
+        &self,
+        _dst: DevicePtr,
+        _peer: usize,
+        _src: DevicePtr,
+        _size: usize,
+        _queue: QueueId,
+    ) -> Result<bool> {
+        Ok(false)
+    }
     /// Fills `size` bytes of device memory with `value`.
     fn memset(&self, dst: DevicePtr, value: u8, size: usize, queue: Option<QueueId>) -> Result<()>;
 

@@ -213,6 +213,9 @@ struct CudaDevice {
     sm_count: i32,
     /// `CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS`: the device reads pageable host memory.
     pageable_access: bool,
+    /// Other GPUs this one copies to directly: device ordinal → its primary context, or
+    /// `None` when the hardware has no peer path (copies are staged through the host then).
+    peers: Mutex<std::collections::HashMap<CUdevice, Option<CUcontext>>>,
 }
 
 // SAFETY: CUDA driver handles may be used from any thread once the context is current (each
@@ -408,6 +411,7 @@ impl CudaDevice {
             driver_version,
             sm_count,
             pageable_access,
+            peers: Mutex::new(std::collections::HashMap::new()),
         })
     }
 
@@ -985,6 +989,77 @@ impl Device for CudaDevice {
             Some(q) => issue(self.submit(q)?),
             None => self.on_internal_stream(issue),
         }
+    }
+
+    fn peer_id(&self) -> Option<usize> {
+        Some(self.dev as usize)
+    }
+
+    /// `cuMemcpyPeerAsync` when `cuDeviceCanAccessPeer` says the two GPUs reach each other
+    /// (peer access enabled once per pair); otherwise `Ok(false)` and the core stages the copy.
+    fn copy_to_peer(
+        &self,
+        dst: DevicePtr,
+        peer: usize,
+        src: DevicePtr,
+        size: usize,
+        queue: QueueId,
+    ) -> Result<bool> {
+        let peer = peer as CUdevice;
+        if peer == self.dev {
+            return Ok(false);
+        }
+        self.current()?;
+        let peer_ctx = {
+            let mut peers = self.peers.lock().unwrap_or_else(|e| e.into_inner());
+            match peers.get(&peer) {
+                Some(known) => *known,
+                None => {
+                    let mut can = 0;
+                    // SAFETY: writes one int.
+                    call("cuDeviceCanAccessPeer", || unsafe {
+                        sys::cuDeviceCanAccessPeer(&mut can, self.dev, peer)
+                    })?;
+                    let ctx = if can != 0 {
+                        let mut ctx: CUcontext = std::ptr::null_mut();
+                        // SAFETY: retains the peer's primary context (kept for the process).
+                        call("cuDevicePrimaryCtxRetain", || unsafe {
+                            sys::cuDevicePrimaryCtxRetain(&mut ctx, peer)
+                        })?;
+                        // SAFETY: our context is current; enabling twice is reported, not harmful.
+                        let enabled = call("cuCtxEnablePeerAccess", || unsafe {
+                            sys::cuCtxEnablePeerAccess(ctx, 0)
+                        });
+                        if let Err(e) = enabled
+                            && !e.message.contains("PEER_ACCESS_ALREADY_ENABLED")
+                        {
+                            return Err(e);
+                        }
+                        Some(ctx)
+                    } else {
+                        None
+                    };
+                    peers.insert(peer, ctx);
+                    ctx
+                }
+            }
+        };
+        let Some(peer_ctx) = peer_ctx else {
+            return Ok(false);
+        };
+        let s = self.submit(queue)?;
+        // SAFETY: both ranges are live device allocations of their contexts; ordered on `s`.
+        call("cuMemcpyPeerAsync", || unsafe {
+            sys::cuMemcpyPeerAsync(
+                dst as CUdeviceptr,
+                peer_ctx,
+                src as CUdeviceptr,
+                self.ctx,
+                size,
+                s,
+            )
+        })?;
+        Ok(true)
     }
 
     fn memset(&self, dst: DevicePtr, value: u8, size: usize, queue: Option<QueueId>) -> Result<()> {

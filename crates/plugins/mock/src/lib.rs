@@ -43,6 +43,15 @@ pub enum Op {
         size: usize,
         queue: Option<QueueId>,
     },
+    /// A direct copy to another mock device (`Device::copy_to_peer`).
+    CopyPeer {
+        device: usize,
+        peer: usize,
+        dst: usize,
+        src: usize,
+        size: usize,
+        queue: QueueId,
+    },
     Memset {
         device: usize,
         dst: DevicePtr,
@@ -173,6 +182,9 @@ pub struct MockState {
     pub asynchronous: bool,
     /// While set, `query` reports every queue as still busy (models in-flight work).
     pub busy: std::sync::atomic::AtomicBool,
+    /// Whether the mock devices copy to each other directly (like CUDA peer access); when
+    /// not, copies between devices are staged through host memory by the core.
+    pub peer_access: std::sync::atomic::AtomicBool,
 }
 
 impl MockState {
@@ -249,6 +261,7 @@ impl MockPlugin {
                 stream_ordered,
                 asynchronous,
                 busy: std::sync::atomic::AtomicBool::new(false),
+                peer_access: std::sync::atomic::AtomicBool::new(false),
             }),
         }
     }
@@ -440,6 +453,38 @@ impl Device for MockDevice {
         });
         Ok(())
     }
+    fn peer_id(&self) -> Option<usize> {
+        Some(self.index)
+    }
+
+    fn copy_to_peer(
+        &self,
+        dst: DevicePtr,
+        peer: usize,
+        src: DevicePtr,
+        size: usize,
+        queue: QueueId,
+    ) -> Result<bool> {
+        if !self.state.peer_access.load(Ordering::Relaxed) || peer == self.index {
+            return Ok(false);
+        }
+        self.state.check_fault(OpKind::Copy)?;
+        // Every mock device's memory lives in one map: read the source, write the target.
+        let bytes = self.state.memory.with_bytes(src, size, |b| b.to_vec())?;
+        self.state
+            .memory
+            .with_bytes(dst, size, |b| b.copy_from_slice(&bytes))?;
+        self.state.record(Op::CopyPeer {
+            device: self.index,
+            peer,
+            dst,
+            src,
+            size,
+            queue,
+        });
+        Ok(true)
+    }
+
     fn memset(
         &self,
         dst: DevicePtr,

@@ -220,6 +220,12 @@ for src in bench/tools/*.c; do
   cc -O2 -pthread -o "$out/bin/$(basename "$src" .c)" "$src" || nfail=$((nfail + 1))
 done
 
+# ---------------------------------------------------------------- MPI (gpu/mpi.sh)
+if [[ $target != host ]] && command -v mpicc >/dev/null; then
+  echo "== MPI example and Open MPI bundle"
+  GPU_OUT=$out OFFLOAD_CC=$cc CUDA_V7=$cuda_v7 gpu/mpi.sh build | tail -n 1
+fi
+
 # ---------------------------------------------------------------- info and size
 {
   echo "built: $(date -u +%FT%TZ) on $(hostname)"

@@ -18,6 +18,12 @@ mkdir -p "$dest/lib/x86_64-linux-gnu/openmpi"
 cp -a "$src_lib/openmpi/lib" "$dest/lib/x86_64-linux-gnu/openmpi/"
 rm -rf "$dest/lib/x86_64-linux-gnu/openmpi/lib/pkgconfig" "$dest"/lib/x86_64-linux-gnu/openmpi/lib/*java* \
   "$dest"/lib/x86_64-linux-gnu/openmpi/lib/*.a
+# One machine, shared memory and TCP: the network-fabric components (and the large libraries
+# behind them: UCX, libfabric, PSM, verbs) stay behind; Open MPI skips components it lacks.
+find "$dest/lib/x86_64-linux-gnu/openmpi/lib" \( -name '*ucx*' -o -name '*ofi*' -o -name '*psm*' \
+  -o -name '*verbs*' -o -name '*openib*' -o -name '*usnic*' -o -name '*portals*' -o -name '*oshmem*' \
+  -o -name 'mca_spml*' -o -name 'mca_sshmem*' -o -name 'mca_scoll*' -o -name 'mca_atomic*' \
+  -o -name 'mca_memheap*' -o -name '*ompitrace*' -o -name '*monitoring*' \) -delete
 mkdir -p "$dest/lib/x86_64-linux-gnu/pmix2"
 cp -a "$src_lib/pmix2/lib" "$dest/lib/x86_64-linux-gnu/pmix2/"
 [[ -d $src_lib/pmix2/share ]] && cp -a "$src_lib/pmix2/share" "$dest/lib/x86_64-linux-gnu/pmix2/"

@@ -66,6 +66,12 @@ impl MemoryManager {
         true
     }
 
+    /// How many blocks the free lists hold.
+    pub fn cached(&self) -> usize {
+        let classes = self.classes.lock().unwrap_or_else(|e| e.into_inner());
+        classes.iter().map(Vec::len).sum()
+    }
+
     /// Empties every free list, returning the blocks so the backend can release them.
     pub fn drain(&self) -> Vec<DevicePtr> {
         let mut classes = self.classes.lock().unwrap_or_else(|e| e.into_inner());

@@ -1,8 +1,8 @@
 //! A scriptable device backend for tests. It keeps device memory in host buffers at fake
 //! device addresses (so data really moves and a stray address is caught), records every
 //! operation in order with its queue, runs kernels registered as Rust closures, can order
-//! allocation on queues like a CUDA memory pool, and fails the n-th operation of a kind on
-//! request.
+//! allocation on queues like a CUDA memory pool, and fails the n-th operation of a kind, or
+//! the k-th faultable call of any kind, on request (fault injection at every position).
 
 use omptarget_plugin::{
     AllocKind, CopyKind, Device, DeviceInfo, DevicePtr, Error, ErrorKind, EventId, ImageInfo,
@@ -93,7 +93,8 @@ pub enum Op {
     },
 }
 
-/// The kinds of operation a fault can target.
+/// The kinds of operation a fault can target. `Copy` counts copies of every direction; the
+/// three direction kinds count only their own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum OpKind {
     Load,
@@ -101,6 +102,20 @@ pub enum OpKind {
     Copy,
     Launch,
     Synchronize,
+    CopyToDevice,
+    CopyFromDevice,
+    CopyDeviceToDevice,
+    Free,
+    Memset,
+    Query,
+    CreateEvent,
+    RecordEvent,
+    WaitEvent,
+    CreateQueue,
+    /// Kernel and global lookups in a loaded image.
+    Symbol,
+    /// `lock_host_memory` (`llvm_omp_target_lock_mem`).
+    Lock,
 }
 
 /// A kernel: gets the device memory and its argument words.
@@ -162,12 +177,24 @@ fn bad_addr(addr: usize, size: usize) -> Error {
     )
 }
 
+#[derive(Default)]
+struct CallFaults {
+    seen: usize,
+    fail_at: usize,
+    failed: Vec<OpKind>,
+}
+
 /// Shared state of a mock plugin: tests keep an `Arc` to inspect and script it.
 pub struct MockState {
     pub memory: Memory,
     log: Mutex<Vec<Op>>,
     faults: Mutex<HashMap<OpKind, usize>>,
     counts: Mutex<HashMap<OpKind, usize>>,
+    /// Faultable calls of any kind since `fail_call`, the position to fail (0: none), and the
+    /// kinds of the calls that were failed that way.
+    calls: Mutex<CallFaults>,
+    /// Blocks whose free was refused by an injected fault: still allocated, by design.
+    refused: Mutex<Vec<usize>>,
     kernels: Mutex<HashMap<String, KernelFn>>,
     kernel_names: Mutex<Vec<String>>,
     /// Blocks of each loaded module's globals, freed when it is unloaded.
@@ -208,18 +235,66 @@ impl MockState {
             .unwrap_or_else(|e| e.into_inner())
             .insert(kind, nth);
     }
+    /// Makes the `k`-th (1-based, counted from now) faultable call of any kind fail once;
+    /// `k = 0` only restarts the count. Faultable: load, symbol lookup, alloc, free, copies,
+    /// memset, launch, queue creation, synchronize, query, event create/record/wait, lock.
+    pub fn fail_call(&self, k: usize) {
+        *self.calls.lock().unwrap_or_else(|e| e.into_inner()) = CallFaults {
+            seen: 0,
+            fail_at: k,
+            failed: Vec::new(),
+        };
+    }
+    /// Faultable calls made since the last [`MockState::fail_call`].
+    pub fn calls(&self) -> usize {
+        self.calls.lock().unwrap_or_else(|e| e.into_inner()).seen
+    }
+    /// The kinds of the calls failed through [`MockState::fail_call`] since it was set.
+    pub fn failed_calls(&self) -> Vec<OpKind> {
+        self.calls
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .failed
+            .clone()
+    }
+    /// Blocks still allocated because an injected fault refused their free.
+    pub fn refused_frees(&self) -> usize {
+        self.refused.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+    fn injected(kind: OpKind) -> Error {
+        Error::new(ErrorKind::Injected, format!("injected {kind:?} failure"))
+    }
     fn check_fault(&self, kind: OpKind) -> Result<()> {
-        let mut counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
-        let n = counts.entry(kind).or_insert(0);
-        *n += 1;
-        let faults = self.faults.lock().unwrap_or_else(|e| e.into_inner());
-        if faults.get(&kind) == Some(n) {
-            return Err(Error::new(
-                ErrorKind::Injected,
-                format!("injected {kind:?} failure"),
-            ));
+        {
+            let mut calls = self.calls.lock().unwrap_or_else(|e| e.into_inner());
+            calls.seen += 1;
+            if calls.seen == calls.fail_at {
+                calls.failed.push(kind);
+                return Err(Self::injected(kind));
+            }
         }
-        Ok(())
+        let mut counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
+        let faults = self.faults.lock().unwrap_or_else(|e| e.into_inner());
+        // A copy also counts as `Copy`, so scripts written before the direction kinds keep
+        // their positions.
+        let kinds: &[OpKind] = match kind {
+            OpKind::CopyToDevice | OpKind::CopyFromDevice | OpKind::CopyDeviceToDevice => {
+                &[OpKind::Copy, kind]
+            }
+            _ => std::slice::from_ref(&kind),
+        };
+        let mut fail = None;
+        for &k in kinds {
+            let n = counts.entry(k).or_insert(0);
+            *n += 1;
+            if faults.get(&k) == Some(n) {
+                fail = Some(k);
+            }
+        }
+        match fail {
+            Some(k) => Err(Self::injected(k)),
+            None => Ok(()),
+        }
     }
     /// Gives the global called `name` these initial bytes in every image loaded from now on.
     pub fn set_global(&self, name: &str, bytes: &[u8]) {
@@ -252,6 +327,8 @@ impl MockPlugin {
                 log: Mutex::new(Vec::new()),
                 faults: Mutex::new(HashMap::new()),
                 counts: Mutex::new(HashMap::new()),
+                calls: Mutex::new(CallFaults::default()),
+                refused: Mutex::new(Vec::new()),
                 kernels: Mutex::new(HashMap::new()),
                 kernel_names: Mutex::new(Vec::new()),
                 module_globals: Mutex::new(HashMap::new()),
@@ -339,6 +416,7 @@ impl Device for MockDevice {
         Ok(())
     }
     fn kernel(&self, _module: ModuleId, name: &str) -> Result<KernelId> {
+        self.state.check_fault(OpKind::Symbol)?;
         let mut names = self
             .state
             .kernel_names
@@ -354,6 +432,7 @@ impl Device for MockDevice {
         Ok(KernelId(id))
     }
     fn global(&self, module: ModuleId, name: &str) -> Result<(DevicePtr, usize)> {
+        self.state.check_fault(OpKind::Symbol)?;
         // Each global of each loaded image gets its own 64-byte block, owned by the image.
         let p = self.state.next_addr.fetch_add(256, Ordering::Relaxed);
         let mut block = vec![0; 64];
@@ -393,6 +472,17 @@ impl Device for MockDevice {
         Ok(ptr)
     }
     fn free(&self, ptr: DevicePtr, _kind: AllocKind, queue: Option<QueueId>) -> Result<()> {
+        if let Err(e) = self.state.check_fault(OpKind::Free) {
+            // The device refused: the block stays allocated (a real driver's failed free).
+            if self.state.memory.blocks().contains_key(&ptr) {
+                self.state
+                    .refused
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(ptr);
+            }
+            return Err(e);
+        }
         if self.state.memory.blocks().remove(&ptr).is_none() {
             return Err(Error::new(
                 ErrorKind::InvalidArgument,
@@ -405,6 +495,10 @@ impl Device for MockDevice {
             queue,
         });
         Ok(())
+    }
+    fn lock_host_memory(&self, ptr: usize, _size: usize) -> Result<usize> {
+        self.state.check_fault(OpKind::Lock)?;
+        Ok(ptr)
     }
     fn orders_alloc_on_queue(&self) -> bool {
         self.state.stream_ordered
@@ -427,7 +521,11 @@ impl Device for MockDevice {
         size: usize,
         queue: Option<QueueId>,
     ) -> Result<()> {
-        self.state.check_fault(OpKind::Copy)?;
+        self.state.check_fault(match kind {
+            CopyKind::HostToDevice => OpKind::CopyToDevice,
+            CopyKind::DeviceToHost => OpKind::CopyFromDevice,
+            CopyKind::DeviceToDevice => OpKind::CopyDeviceToDevice,
+        })?;
         let mem = &self.state.memory;
         match kind {
             CopyKind::HostToDevice => {
@@ -492,6 +590,7 @@ impl Device for MockDevice {
         size: usize,
         _queue: Option<QueueId>,
     ) -> Result<()> {
+        self.state.check_fault(OpKind::Memset)?;
         self.state.memory.with_bytes(dst, size, |d| d.fill(value))?;
         self.state.record(Op::Memset {
             device: self.index,
@@ -535,6 +634,7 @@ impl Device for MockDevice {
         Ok(())
     }
     fn create_queue(&self) -> Result<QueueId> {
+        self.state.check_fault(OpKind::CreateQueue)?;
         let queue = QueueId(self.token());
         self.state.record(Op::CreateQueue {
             device: self.index,
@@ -554,6 +654,7 @@ impl Device for MockDevice {
         Ok(())
     }
     fn query(&self, queue: QueueId) -> Result<bool> {
+        self.state.check_fault(OpKind::Query)?;
         let done = !self.state.busy.load(Ordering::SeqCst);
         if done {
             self.state.record(Op::Completed {
@@ -564,12 +665,14 @@ impl Device for MockDevice {
         Ok(done)
     }
     fn create_event(&self) -> Result<EventId> {
+        self.state.check_fault(OpKind::CreateEvent)?;
         Ok(EventId(self.token()))
     }
     fn destroy_event(&self, _event: EventId) -> Result<()> {
         Ok(())
     }
     fn record_event(&self, event: EventId, queue: QueueId) -> Result<()> {
+        self.state.check_fault(OpKind::RecordEvent)?;
         self.state.record(Op::RecordEvent {
             device: self.index,
             event,
@@ -578,6 +681,7 @@ impl Device for MockDevice {
         Ok(())
     }
     fn wait_event(&self, event: EventId, queue: QueueId) -> Result<()> {
+        self.state.check_fault(OpKind::WaitEvent)?;
         self.state.record(Op::WaitEvent {
             device: self.index,
             event,

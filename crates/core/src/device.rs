@@ -654,3 +654,30 @@ impl Device {
             .on(self.id, what)
     }
 }
+
+/// Inspection for tests, fuzzing and fault injection (cheap, never on a construct's path).
+impl Device {
+    /// A copy of every mapping entry, in host address order.
+    pub fn mappings(&self) -> Vec<Entry> {
+        lock(&self.table).iter().cloned().collect()
+    }
+
+    /// Checks the mapping table's invariants ([`MappingTable::check_invariants`]).
+    pub fn check_table(&self) -> std::result::Result<(), String> {
+        lock(&self.table).check_invariants()
+    }
+
+    /// Device blocks the size-class cache keeps for reuse (owned by no mapping).
+    pub fn cached_blocks(&self) -> usize {
+        self.memory_manager
+            .get()
+            .and_then(Option::as_ref)
+            .map_or(0, |mm| mm.cached())
+    }
+
+    /// Allocations of entries that left the table while other constructs' queued work still
+    /// used them (freed when the last of those completes; 0 when no construct is in flight).
+    pub fn deferred_frees(&self) -> usize {
+        lock(&self.zombies).len()
+    }
+}

@@ -265,6 +265,38 @@ impl MappingTable {
     pub fn drain(&mut self) -> Vec<Entry> {
         std::mem::take(&mut self.entries).into_values().collect()
     }
+
+    /// Checks the table's structural invariants (for tests, fuzzing and fault injection):
+    /// each entry is keyed by its host begin, its interval is well formed and lies at or
+    /// after its base where the base is below it, and no two entries overlap. Returns the
+    /// first violation found.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let mut previous: Option<&Entry> = None;
+        for (&key, e) in &self.entries {
+            if key != e.host_begin {
+                return Err(format!(
+                    "entry keyed {key:#x} begins at {:#x}",
+                    e.host_begin
+                ));
+            }
+            if e.host_end < e.host_begin {
+                return Err(format!(
+                    "entry [{:#x}, {:#x}) ends before it begins",
+                    e.host_begin, e.host_end
+                ));
+            }
+            if let Some(p) = previous
+                && p.host_end > e.host_begin
+            {
+                return Err(format!(
+                    "entries [{:#x}, {:#x}) and [{:#x}, {:#x}) overlap",
+                    p.host_begin, p.host_end, e.host_begin, e.host_end
+                ));
+            }
+            previous = Some(e);
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -286,6 +318,21 @@ mod tests {
             pending: None,
             users: 0,
         }
+    }
+
+    #[test]
+    fn invariant_check_finds_overlaps_and_bad_keys() {
+        let mut t = MappingTable::new();
+        t.insert(entry(100, 50));
+        t.insert(entry(150, 10));
+        assert_eq!(t.check_invariants(), Ok(()));
+        t.insert(entry(155, 10));
+        assert!(t.check_invariants().unwrap_err().contains("overlap"));
+        let mut t = MappingTable::new();
+        let mut e = entry(100, 8);
+        e.host_begin = 104;
+        t.entries.insert(100, e);
+        assert!(t.check_invariants().unwrap_err().contains("keyed"));
     }
 
     #[test]

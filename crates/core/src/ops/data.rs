@@ -8,13 +8,18 @@ use super::trace::{self, RefAction};
 use super::{AsyncInfo, MapArgs};
 use crate::device::{Device, lock};
 use crate::error::{Error, Result};
-use crate::mapping::{Entry, RefCount, ShadowPointer};
+use crate::mapping::{Entry, EntryId, RefCount, ShadowPointer};
 use crate::message::{Addr, message, report, var_name};
 use crate::runtime::Runtime;
 use omptarget_plugin::{AllocKind, CopyKind};
 use std::ffi::CStr;
 
 const WORD: usize = std::mem::size_of::<usize>();
+
+/// The references a construct's entry half took (entry, hold reference), so that a failure
+/// later in the construct can give them back: a failed construct leaves the table as it found
+/// it. Inline for up to 32 items, so the hot path allocates nothing.
+pub(crate) type Taken = omptarget_plugin::words::Words<(EntryId, bool)>;
 
 /// How one item of a map clause is to be entered.
 #[derive(Clone, Copy)]
@@ -31,7 +36,13 @@ impl Runtime {
     /// Finds or creates the mapping of one item on entry to a construct (LLVM's
     /// `getTargetPointer`) and copies data in when the rules say so. Returns the device address
     /// of the item's first byte, or 0 for an unmapped zero-length item.
-    fn enter_item(&self, dev: &Device, it: Item, ai: &mut AsyncInfo) -> Result<usize> {
+    fn enter_item(
+        &self,
+        dev: &Device,
+        it: Item,
+        ai: &mut AsyncInfo,
+        taken: &mut Taken,
+    ) -> Result<usize> {
         let implicit = it.ty & mt::IMPLICIT != 0;
         let present = it.ty & mt::PRESENT != 0;
         let hold = it.ty & mt::OMPX_HOLD != 0;
@@ -50,6 +61,7 @@ impl Runtime {
             let e = table.get_mut(id).expect("lookup returned a live entry");
             if it.update_ref {
                 e.add_ref(hold);
+                taken.push((id, hold));
             } else {
                 new_here = ai.created_here(id, e.tgt_alloc);
             }
@@ -116,6 +128,7 @@ impl Runtime {
             trace::creating(info, dev.id, &entry);
             id = table.insert(entry);
             ai.record_created(id, alloc);
+            taken.push((id, hold));
             is_new = true;
         } else {
             // A zero-length section of unmapped data: nothing to map, and not an error.
@@ -134,13 +147,8 @@ impl Runtime {
             let copied = dev
                 .copy(CopyKind::HostToDevice, tgt, it.begin, it.size, Some(queue))
                 .and_then(|_| reattach(dev, &table, &shadows, ai));
-            if let Err(e) = copied {
-                if is_new && let Some(entry) = table.remove(id) {
-                    drop(table);
-                    let _ = dev.free(entry.tgt_alloc, AllocKind::Device, None);
-                }
-                return Err(e);
-            }
+            // A new entry is retired by the caller's rollback, after the queue's work.
+            copied?;
         }
         let e = table.get_mut(id).expect("live entry");
         if copy_in || is_new {
@@ -153,11 +161,41 @@ impl Runtime {
     }
 
     /// `__tgt_target_data_begin_mapper` (and the entry half of a target region).
+    /// A failure gives back the references the construct took so far.
     pub fn data_begin(
         &self,
         dev: &Device,
         args: &mut MapArgs<'_>,
         ai: &mut AsyncInfo,
+    ) -> Result<()> {
+        let mut taken = Taken::default();
+        let r = self.data_begin_items(dev, args, ai, &mut taken);
+        if r.is_err() {
+            self.give_back(dev, &taken, ai);
+        }
+        r
+    }
+
+    /// Releases the references `taken` recorded, last first; an entry left without any is
+    /// retired (removed and freed once the construct's work is done, as by an exit).
+    pub(crate) fn give_back(&self, dev: &Device, taken: &Taken, ai: &mut AsyncInfo) {
+        for &(id, hold) in taken.as_slice().iter().rev() {
+            let mut table = lock(&dev.table);
+            let Some(e) = table.get_mut(id) else { continue };
+            if e.release(hold, false) {
+                drop(table);
+                let _ = ai.retire(id);
+            }
+        }
+    }
+
+    /// [`Runtime::data_begin`] without the rollback; records each reference it takes.
+    pub(crate) fn data_begin_items(
+        &self,
+        dev: &Device,
+        args: &mut MapArgs<'_>,
+        ai: &mut AsyncInfo,
+        taken: &mut Taken,
     ) -> Result<()> {
         if self.config.debug > 0 {
             debug_args(dev, args, "begin");
@@ -165,7 +203,9 @@ impl Runtime {
         for i in 0..args.len() {
             let ty = args.ty(i);
             if args.mapper(i) != 0 {
-                if let Err(e) = with_components(args, i, |sub| self.data_begin(dev, sub, ai)) {
+                if let Err(e) =
+                    with_components(args, i, |sub| self.data_begin_items(dev, sub, ai, taken))
+                {
                     report(format_args!(
                         "Call to targetDataBegin via targetDataMapper for custom mapper failed."
                     ));
@@ -193,7 +233,7 @@ impl Runtime {
                     update_ref,
                     name: None,
                 };
-                match self.enter_item(dev, ptr_item, ai) {
+                match self.enter_item(dev, ptr_item, ai, taken) {
                     Ok(p) if p != 0 => pointer = Some((base, p)),
                     Ok(_) | Err(_) => {
                         report(format_args!(
@@ -218,7 +258,7 @@ impl Runtime {
                 update_ref,
                 name: args.name(i),
             };
-            let tgt = match self.enter_item(dev, item, ai) {
+            let tgt = match self.enter_item(dev, item, ai, taken) {
                 Ok(t) => t,
                 Err(e) => {
                     report(format_args!(
@@ -281,77 +321,108 @@ impl Runtime {
         r.and(retired)
     }
 
+    /// Every item, last to first. A device failure on one item does not stop the others
+    /// from releasing their references (so a failed exit leaves no entry half-released); the
+    /// first error is returned. A `present` violation stops the construct where LLVM does.
     fn data_end_items(&self, dev: &Device, args: &MapArgs<'_>, ai: &mut AsyncInfo) -> Result<()> {
-        let info = self.info_level();
+        let mut result = Ok(());
         for i in (0..args.len()).rev() {
-            let ty = args.ty(i);
-            if args.mapper(i) != 0 {
-                if let Err(e) = with_components(args, i, |sub| self.data_end_items(dev, sub, ai)) {
-                    report(format_args!(
-                        "Call to targetDataEnd via targetDataMapper for custom mapper failed."
-                    ));
-                    return Err(e);
+            match self.end_item(dev, args, i, ai) {
+                Ok(()) => {}
+                Err(e @ Error::NotPresent { .. }) => return result.and(Err(e)),
+                Err(e) => {
+                    if result.is_ok() {
+                        result = Err(e);
+                    }
                 }
-                continue;
             }
-            if ty & (mt::LITERAL | mt::PRIVATE) != 0 {
-                continue;
+        }
+        result
+    }
+
+    /// The exit of item `i`: release its reference, copy back when the rules say so, and
+    /// retire the entry when that was its last reference (also when the copy failed: the
+    /// entry goes, as it would have, and the construct reports the failure).
+    fn end_item(
+        &self,
+        dev: &Device,
+        args: &MapArgs<'_>,
+        i: usize,
+        ai: &mut AsyncInfo,
+    ) -> Result<()> {
+        let info = self.info_level();
+        let ty = args.ty(i);
+        if args.mapper(i) != 0 {
+            let r = with_components(args, i, |sub| self.data_end_items(dev, sub, ai));
+            if r.is_err() {
+                report(format_args!(
+                    "Call to targetDataEnd via targetDataMapper for custom mapper failed."
+                ));
             }
-            let (begin, size) = (args.begins[i], args.size(i));
-            let implicit = ty & mt::IMPLICIT != 0;
-            let update_ref = ty & mt::MEMBER_OF == 0 || ty & mt::PTR_AND_OBJ != 0;
-            let delete = ty & mt::DELETE != 0;
-            let hold = ty & mt::OMPX_HOLD != 0;
-            let mut table = lock(&dev.table);
-            let l = table.lookup(begin, size);
-            // An implicit item may extend its mapping; an explicit one must lie inside it.
-            let found = l
-                .entry
-                .filter(|_| l.contained || (implicit && l.is_extension()));
-            let Some(id) = found else {
-                if ty & mt::PRESENT != 0 {
-                    return Err(not_present("map type", begin, size));
-                }
-                continue;
-            };
-            let e = table.get_mut(id).expect("live entry");
-            ai.order_after(e.pending)?;
-            ai.mark_use(e, id);
-            // As LLVM 19: whether this item releases the last reference is decided from the
-            // count before it (so an item that finds the count already zeroed by an earlier
-            // `delete` of the same construct copies nothing back), and a member of a mapped
-            // struct, which holds no reference of its own, changes no count, `delete` or not.
-            let is_last = e.release_would_remove(hold, delete);
-            if update_ref {
-                e.release(hold, delete);
+            return r;
+        }
+        if ty & (mt::LITERAL | mt::PRIVATE) != 0 {
+            return Ok(());
+        }
+        let (begin, size) = (args.begins[i], args.size(i));
+        let implicit = ty & mt::IMPLICIT != 0;
+        let update_ref = ty & mt::MEMBER_OF == 0 || ty & mt::PTR_AND_OBJ != 0;
+        let delete = ty & mt::DELETE != 0;
+        let hold = ty & mt::OMPX_HOLD != 0;
+        let mut table = lock(&dev.table);
+        let l = table.lookup(begin, size);
+        // An implicit item may extend its mapping; an explicit one must lie inside it.
+        let found = l
+            .entry
+            .filter(|_| l.contained || (implicit && l.is_extension()));
+        let Some(id) = found else {
+            if ty & mt::PRESENT != 0 {
+                return Err(not_present("map type", begin, size));
             }
-            let action = if !update_ref {
-                RefAction::Suppressed
-            } else if delete {
-                RefAction::Reset
-            } else {
-                RefAction::Decremented
-            };
-            trace::mapping_exists(
-                info, dev.id, e, begin, size, false, hold, action, is_last, None,
-            );
-            let tgt = e.tgt_ptr(begin);
-            let always = ty & mt::ALWAYS != 0;
-            if ty & mt::FROM != 0 && (always || is_last) && size != 0 {
-                trace::transfer(info, dev.id, false, begin, tgt, size, args.name(i));
-                let queue = ai.queue()?;
-                dev.copy(CopyKind::DeviceToHost, begin, tgt, size, Some(queue))?;
+            return Ok(());
+        };
+        let e = table.get_mut(id).expect("live entry");
+        // Unordered after the entry's pending transfer, a copy back could read stale data:
+        // then nothing is copied, but the reference is still released.
+        let mut result = ai.order_after(e.pending);
+        ai.mark_use(e, id);
+        // As LLVM 19: whether this item releases the last reference is decided from the
+        // count before it (so an item that finds the count already zeroed by an earlier
+        // `delete` of the same construct copies nothing back), and a member of a mapped
+        // struct, which holds no reference of its own, changes no count, `delete` or not.
+        let is_last = e.release_would_remove(hold, delete);
+        if update_ref {
+            e.release(hold, delete);
+        }
+        let action = if !update_ref {
+            RefAction::Suppressed
+        } else if delete {
+            RefAction::Reset
+        } else {
+            RefAction::Decremented
+        };
+        trace::mapping_exists(
+            info, dev.id, e, begin, size, false, hold, action, is_last, None,
+        );
+        let tgt = e.tgt_ptr(begin);
+        let always = ty & mt::ALWAYS != 0;
+        if result.is_ok() && ty & mt::FROM != 0 && (always || is_last) && size != 0 {
+            trace::transfer(info, dev.id, false, begin, tgt, size, args.name(i));
+            result = ai
+                .queue()
+                .and_then(|queue| dev.copy(CopyKind::DeviceToHost, begin, tgt, size, Some(queue)));
+            if result.is_ok() {
                 // Pointers inside the copied range keep their host values.
                 let e = table.get(id).expect("live entry");
                 ai.restores
                     .extend(e.shadows.iter().map(|s| (s.host_addr, s.host_value)));
             }
-            if is_last {
-                drop(table);
-                ai.retire(id)?;
-            }
         }
-        Ok(())
+        if is_last {
+            drop(table);
+            ai.retire(id)?;
+        }
+        result
     }
 
     /// `__tgt_target_data_update_mapper`.

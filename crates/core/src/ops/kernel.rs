@@ -43,7 +43,9 @@ impl Runtime {
             args.types,
             args.names,
         );
-        if let Err(e) = self.data_begin(dev, args, ai) {
+        let mut taken = super::data::Taken::default();
+        if let Err(e) = self.data_begin_items(dev, args, ai, &mut taken) {
+            self.give_back(dev, &taken, ai);
             report(format_args!(
                 "Call to targetDataBegin failed, abort target."
             ));
@@ -52,8 +54,46 @@ impl Runtime {
             ));
             return Err(e);
         }
-        let mut words: omptarget_plugin::words::Words<usize> = Default::default();
         let mut privates: omptarget_plugin::words::Words<usize> = Default::default();
+        let launched = self.launch_mapped(dev, args, kernel, name, config, ai, &mut privates);
+        // Private copies are needed by the kernel only: free them behind it (also when the
+        // launch failed, as the references the region took are given back).
+        let mut freed = Ok(());
+        for &p in privates.as_slice() {
+            let r = ai.free_after_use(p);
+            if freed.is_ok() {
+                freed = r;
+            }
+        }
+        if let Err(e) = launched.and(freed) {
+            self.give_back(dev, &taken, ai);
+            return Err(e);
+        }
+        if let Err(e) = self.data_end(dev, args, ai) {
+            report(format_args!("Call to targetDataEnd failed, abort target."));
+            report(format_args!(
+                "Failed to process data after launching the kernel."
+            ));
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// The launch half of a region whose data is mapped: kernel arguments (private copies go
+    /// into `privates`, which the caller frees whatever happens), then the launch.
+    #[allow(clippy::too_many_arguments)]
+    fn launch_mapped(
+        &self,
+        dev: &Device,
+        args: &MapArgs<'_>,
+        kernel: omptarget_plugin::KernelId,
+        name: &str,
+        config: &LaunchConfig,
+        ai: &mut AsyncInfo,
+        privates: &mut omptarget_plugin::words::Words<usize>,
+    ) -> Result<()> {
+        let info = self.info_level();
+        let mut words: omptarget_plugin::words::Words<usize> = Default::default();
         // (argument index, word index) of each kernel parameter, for lambda captures.
         let mut positions: omptarget_plugin::words::Words<(usize, usize)> = Default::default();
         for i in 0..args.len() {
@@ -122,10 +162,6 @@ impl Runtime {
             let (blocks, threads, mode) = backend.describe_launch(kernel, config);
             trace::launch(info, dev.id, name, blocks, threads, mode);
         }
-        // Private copies are needed by the kernel only: free them behind it.
-        for &p in privates.as_slice() {
-            ai.free_after_use(p)?;
-        }
         if let Err(source) = launched {
             report(format_args!("Executing target region abort target."));
             return Err(Error::Device {
@@ -133,13 +169,6 @@ impl Runtime {
                 what: "launching a kernel",
                 source,
             });
-        }
-        if let Err(e) = self.data_end(dev, args, ai) {
-            report(format_args!("Call to targetDataEnd failed, abort target."));
-            report(format_args!(
-                "Failed to process data after launching the kernel."
-            ));
-            return Err(e);
         }
         Ok(())
     }

@@ -14,7 +14,7 @@ use omptarget_core::ops::trace::SourceLoc;
 use omptarget_core::ops::{MapperComponent, push_component};
 use omptarget_core::plugin::{AllocKind, LaunchConfig};
 use omptarget_core::{AsyncInfo, Config, Device, Error, MapArgs, NoHostRuntime, Runtime};
-use omptarget_plugin_mock::{MAGIC, MockPlugin, MockState, OpKind};
+use omptarget_plugin_mock::{MAGIC, MockPlugin, MockState, Op, OpKind};
 use std::ffi::c_void;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -764,6 +764,109 @@ fn every_faultable_call_of_every_script_fails_cleanly() {
             "no {kind} call was failed: {kinds:?}"
         );
     }
+}
+
+/// Faults while an image loads (queue creation at registration, the load itself, kernel and
+/// global lookups): the device reports the failure, keeps nothing of the half-loaded image,
+/// and a later use loads it cleanly.
+#[test]
+fn every_faultable_call_while_loading_fails_cleanly() {
+    let mut pairs = 0;
+    for model in MODELS {
+        // Count the calls of registration and loading.
+        let count = {
+            let fx = fixture(model);
+            // `fixture` registered and loaded; count from a fresh plugin instead.
+            drop(fx);
+            let plugin = MockPlugin::new(1, model.stream_ordered, model.asynchronous);
+            let state = plugin.state.clone();
+            let rt = Runtime::new(
+                Config::default(),
+                vec![Arc::new(plugin)],
+                Box::new(NoHostRuntime),
+            );
+            state.fail_call(0);
+            register_fixture_image(&rt);
+            rt.device(0).unwrap();
+            state.calls()
+        };
+        assert!(count >= 4, "load, two kernels and a global: {count}");
+        for k in 1..=count {
+            pairs += 1;
+            let plugin = MockPlugin::new(1, model.stream_ordered, model.asynchronous);
+            let state = plugin.state.clone();
+            let rt = Runtime::new(
+                Config::default(),
+                vec![Arc::new(plugin)],
+                Box::new(NoHostRuntime),
+            );
+            state.fail_call(k);
+            let key = register_fixture_image(&rt);
+            let first = rt.device(0);
+            let ctx = format!(
+                "{model:?}, load call {k} failing ({:?})",
+                state.failed_calls()
+            );
+            if first.is_err() {
+                // Nothing of the failed load stays on the device.
+                assert_eq!(
+                    state.memory.live(),
+                    state.refused_frees(),
+                    "{ctx}: blocks of a half-loaded image"
+                );
+            }
+            // The next use works and the image is complete: the global is mapped once.
+            let dev = rt
+                .device(0)
+                .unwrap_or_else(|e| panic!("{ctx}: retry failed: {e}"));
+            let globals = dev
+                .mappings()
+                .iter()
+                .filter(|e| e.dyn_refs == RefCount::Infinite)
+                .count();
+            assert_eq!(globals, 1, "{ctx}");
+            assert_eq!(state.memory.live(), 1 + state.refused_frees(), "{ctx}");
+            rt.unregister(key);
+            assert_eq!(state.memory.live(), state.refused_frees(), "{ctx}");
+            let log = state.log();
+            let count = |f: fn(&Op) -> bool| log.iter().filter(|o| f(o)).count();
+            assert_eq!(
+                count(|o| matches!(o, Op::Load { .. })),
+                count(|o| matches!(o, Op::Unload { .. })),
+                "{ctx}: an image stayed loaded: {log:?}"
+            );
+        }
+    }
+    println!("(model, k) pairs covered while loading: {pairs}");
+}
+
+fn register_fixture_image(rt: &Runtime) -> usize {
+    let entries = vec![
+        OffloadEntry {
+            addr: leak(0u8) as *const u8 as usize,
+            name: c"inc",
+            size: 0,
+            flags: 0,
+            data: 0,
+        },
+        OffloadEntry {
+            addr: leak(0u8) as *const u8 as usize,
+            name: c"deref_inc",
+            size: 0,
+            flags: 0,
+            data: 0,
+        },
+        OffloadEntry {
+            addr: leak(0u32) as *const u32 as usize,
+            name: c"g",
+            size: 4,
+            flags: 0,
+            data: 0,
+        },
+    ];
+    let key = leak(1u64) as *const u64 as usize;
+    rt.register(key, &[MAGIC], entries);
+    key
 }
 
 /// The mock's own fault positions: `fail_call(k)` fails exactly the k-th faultable call, and

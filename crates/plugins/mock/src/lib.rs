@@ -504,6 +504,8 @@ impl Device for MockDevice {
         self.state.stream_ordered
     }
     fn publish_indirect_calls(&self, _module: ModuleId, table: &[(u64, u64)]) -> Result<()> {
+        // Part of loading an image (CUDA writes the table into the image's globals).
+        self.state.check_fault(OpKind::Load)?;
         self.state.record(Op::IndirectCalls {
             device: self.index,
             table: table.to_vec(),

@@ -112,7 +112,7 @@ fi
 
 # ---------------------------------------------------------------- directives
 # Same rules as crates/abi/tests/conformance.rs: only the leading run of `//` and blank lines.
-# Prints four tab-separated fields: env, args, flags, shared-lib ("-" when empty).
+# Prints five tab-separated fields: env, args, flags, shared-lib, cflags ("-" when empty).
 directives() {
   awk '
     !/^\/\// && !/^[ \t\r]*$/ { exit }
@@ -124,13 +124,14 @@ directives() {
       else if (l ~ /^SHARED-LIB:/) { lib = substr(l, 12); gsub(/^[ \t]+|[ \t]+$/, "", lib) }
       else if (l ~ /^ARGS:/) { r = substr(l, 6); gsub(/^[ \t]+|[ \t]+$/, "", r); gsub(/[ \t]+/, " ", r); args = r }
       else if (l ~ /^DIVERGENCE:/) div = 1
+      else if (l ~ /^CFLAGS:/) { r = substr(l, 8); gsub(/^[ \t]+|[ \t]+$/, "", r); gsub(/[ \t]+/, " ", r); cflags = r }
     }
     END {
       flags = ""
       if (stderr) flags = "STDERR"
       if (div) flags = flags (flags == "" ? "" : ",") "DIVERGENCE"
-      printf "%s\t%s\t%s\t%s\n", (env == "" ? "-" : env), (args == "" ? "-" : args),
-        (flags == "" ? "-" : flags), (lib == "" ? "-" : lib)
+      printf "%s\t%s\t%s\t%s\t%s\n", (env == "" ? "-" : env), (args == "" ? "-" : args),
+        (flags == "" ? "-" : flags), (lib == "" ? "-" : lib), (cflags == "" ? "-" : cflags)
     }' "$1"
 }
 
@@ -159,7 +160,8 @@ for src in tests/c/*.c tests/c/*.cpp; do
   base=$(basename "$src")
   [[ $libs_named == *" $base "* ]] && continue
   name=${base%.*}
-  IFS=$'\t' read -r env args flags lib < <(directives "$src")
+  IFS=$'\t' read -r env args flags lib cflags < <(directives "$src")
+  cflag_args=(); [[ $cflags != - ]] && read -r -a cflag_args <<< "$cflags"
   printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$env" "$args" "$flags" "$lib" >> "$manifest"
   if [[ $flags == *DIVERGENCE* ]]; then
     if [[ -f tests/c/$name.expected ]]; then cp "tests/c/$name.expected" "$out/expected/"
@@ -171,12 +173,12 @@ for src in tests/c/*.c tests/c/*.cpp; do
     extra=()
     if [[ $lib != - ]]; then
       lname=${lib%.*}
-      if ! compile "$abi" "$lname" "tests/c/$lib" -O1 -g0 -shared -fPIC -o "$d/lib$lname.so"; then
+      if ! compile "$abi" "$lname" "tests/c/$lib" -O1 -g0 "${cflag_args[@]}" -shared -fPIC -o "$d/lib$lname.so"; then
         nfail=$((nfail + 1)); continue
       fi
       extra=(-L"$d" -l"$lname" '-Wl,-rpath,$ORIGIN')
     fi
-    compile "$abi" "$name" -O1 -g0 "$src" -o "$d/$name" "${extra[@]}" || nfail=$((nfail + 1))
+    compile "$abi" "$name" -O1 -g0 "${cflag_args[@]}" "$src" -o "$d/$name" "${extra[@]}" || nfail=$((nfail + 1))
   done
   printf '.'
 done

@@ -230,6 +230,7 @@ impl Device {
         generation: u64,
         num_devices: usize,
         info: u32,
+        unified_shared_memory: bool,
     ) -> Result<()> {
         if self.loaded_generation() >= generation {
             return Ok(());
@@ -256,7 +257,9 @@ impl Device {
         // Clears `busy` and wakes the waiters however this ends.
         let _loading = LoadingGuard(self);
         for binary in todo {
-            let Some(loaded) = self.load_binary(backend, &binary, num_devices, info)? else {
+            let Some(loaded) =
+                self.load_binary(backend, &binary, num_devices, info, unified_shared_memory)?
+            else {
                 continue;
             };
             self.install(backend, &binary, loaded);
@@ -274,6 +277,7 @@ impl Device {
         binary: &Binary,
         num_devices: usize,
         info: u32,
+        unified_shared_memory: bool,
     ) -> Result<Option<LoadedBinary>> {
         // What the load reads of the binary is copied while it is registered: a library's
         // bytes go away as soon as its unregistration returns.
@@ -338,7 +342,24 @@ impl Device {
                     // of the pointer is attached when the variable is mapped, like any
                     // PTR_AND_OBJ).
                     match backend.global(module, name) {
-                        Ok((addr, _)) => loaded.globals.push((*entry, addr)),
+                        Ok((addr, _)) => {
+                            if unified_shared_memory {
+                                // Under unified shared memory clang makes every
+                                // declare-target variable a reference pointer: the device's
+                                // must hold the host variable's address, which the host's
+                                // holds (requires.rs).
+                                backend
+                                    .copy(
+                                        CopyKind::HostToDevice,
+                                        addr,
+                                        entry.addr,
+                                        entry.size,
+                                        None,
+                                    )
+                                    .on(self.id, "writing a global for unified shared memory")?;
+                            }
+                            loaded.globals.push((*entry, addr))
+                        }
                         // Mapped already by another image (weak symbols): the first wins.
                         Err(_) if lock(&self.table).lookup(entry.addr, entry.size).contained => {}
                         Err(e) => return Err(e).on(self.id, "looking up a global"),

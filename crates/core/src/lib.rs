@@ -13,6 +13,7 @@ mod indirect;
 pub mod mapping;
 pub mod message;
 pub mod ops;
+pub mod requires;
 pub mod runtime;
 
 pub use config::Config;

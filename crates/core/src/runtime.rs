@@ -5,6 +5,7 @@ use crate::device::{Device, lock};
 use crate::error::{Error, Result};
 use crate::image::{Binary, DeviceImage, OffloadEntry, entry_flags};
 use crate::message::{fatal, report};
+use crate::requires::Requirements;
 use omptarget_plugin::{ImageInfo, Plugin};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
@@ -38,15 +39,6 @@ pub enum Policy {
     Mandatory,
 }
 
-/// The requires flags clang records (`#pragma omp requires`).
-pub mod requires {
-    pub const UNSPECIFIED: u64 = 0x1;
-    pub const REVERSE_OFFLOAD: u64 = 0x2;
-    pub const UNIFIED_ADDRESS: u64 = 0x4;
-    pub const UNIFIED_SHARED_MEMORY: u64 = 0x8;
-    pub const DYNAMIC_ALLOCATORS: u64 = 0x10;
-}
-
 /// Registered binaries; every change bumps the generation so devices load what is new.
 #[derive(Default)]
 struct Registry {
@@ -63,7 +55,7 @@ pub struct Runtime {
     generation: AtomicU64,
     devices: RwLock<Vec<Arc<Device>>>,
     policy: OnceLock<Policy>,
-    requires: AtomicU64,
+    pub(crate) requirements: Requirements,
     /// `LIBOMPTARGET_INFO`, changeable by `__tgt_set_info_flag`.
     info: AtomicU32,
 }
@@ -122,7 +114,7 @@ impl Runtime {
             generation: AtomicU64::new(1),
             devices: RwLock::new(Vec::new()),
             policy: OnceLock::new(),
-            requires: AtomicU64::new(requires::UNSPECIFIED),
+            requirements: Requirements::default(),
             info: AtomicU32::new(config.info),
             config,
         }
@@ -167,9 +159,10 @@ impl Runtime {
                 Err(e) => report(format_args!("skipping device image {i}: {e}")),
             }
         }
+        // As LLVM 19: a requires record is an entry whose flags are exactly 0x10.
         for e in &entries {
-            if e.flags & entry_flags::REQUIRES != 0 {
-                self.register_requires(e.data);
+            if e.flags == entry_flags::REQUIRES {
+                self.requirements.add(e.data);
             }
         }
         // Registration runs in a library's constructor, under the dynamic loader's lock, while
@@ -212,6 +205,8 @@ impl Runtime {
             .binaries
             .push(Arc::new(Binary::new(key, images, entries)));
         self.generation.fetch_add(1, Ordering::AcqRel);
+        drop(registry);
+        self.enforce_unified_shared_memory();
     }
 
     fn is_registered(&self, key: usize) -> bool {
@@ -279,33 +274,14 @@ impl Runtime {
         }
     }
 
-    /// `__tgt_register_requires` (clang ≤ 18) and the 0x10 requires entry.
-    pub fn register_requires(&self, flags: u64) {
-        let old = self.requires.load(Ordering::Acquire);
-        if old == requires::UNSPECIFIED || flags == requires::UNSPECIFIED {
-            if flags != requires::UNSPECIFIED {
-                self.requires.store(flags, Ordering::Release);
-            }
-            return;
-        }
-        // Every compilation unit must agree on the memory-model requirements.
-        for (bit, clause) in [
-            (requires::REVERSE_OFFLOAD, "reverse_offload"),
-            (requires::UNIFIED_ADDRESS, "unified_address"),
-            (requires::UNIFIED_SHARED_MEMORY, "unified_shared_memory"),
-        ] {
-            if (old ^ flags) & bit != 0 {
-                fatal(
-                    2,
-                    &format!("'#pragma omp requires {clause}' not used consistently!"),
-                );
-            }
-        }
-        self.requires.store(old | flags, Ordering::Release);
+    /// The requires flags in force (`#pragma omp requires`, see `requires.rs`).
+    pub fn requires(&self) -> u64 {
+        self.requirements.get()
     }
 
-    pub fn requires(&self) -> u64 {
-        self.requires.load(Ordering::Acquire)
+    /// The requirements registered so far.
+    pub fn requirements(&self) -> &Requirements {
+        &self.requirements
     }
 
     /// Every device (a snapshot).
@@ -391,7 +367,13 @@ impl Runtime {
                 self.generation.load(Ordering::Acquire),
             )
         };
-        device.ensure_loaded(&binaries, generation, self.num_devices(), self.info_level())
+        device.ensure_loaded(
+            &binaries,
+            generation,
+            self.num_devices(),
+            self.info_level(),
+            self.requirements.unified_shared_memory(),
+        )
     }
 
     /// The device without loading images (API calls that only touch memory).

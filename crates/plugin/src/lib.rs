@@ -154,6 +154,13 @@ pub trait Device: Send + Sync {
         false
     }
 
+    /// Whether kernels can use any host address of the program as it is (stack, heap,
+    /// globals), as `#pragma omp requires unified_shared_memory` needs; `Err` says why not.
+    /// Default: no.
+    fn unified_shared_memory(&self) -> std::result::Result<(), String> {
+        Err("the backend cannot use host addresses in kernels".into())
+    }
+
     /// Publishes an image's indirect-call table: `(host function, device function)` address
     /// pairs of its `declare target indirect` functions, sorted by host address, for device
     /// code that translates a host function pointer itself (LLVM's device runtime searches it

@@ -115,8 +115,12 @@ export! {
 }
 
 export! {
-    fn __tgt_register_requires(flags: i64) {
-        runtime().register_requires(flags as u64);
+    fn __tgt_register_requires(_flags: i64) {
+        // LLVM 19 takes requirements from the 0x10 host entry only; clang ≤ 18's call is
+        // answered as LLVM 19 answers it, and changes nothing.
+        omptarget_core::message::message(format_args!(
+            "The void __tgt_register_requires(int64_t) function has been removed. Old OpenMP requirements will not be handled"
+        ));
     }
 }
 

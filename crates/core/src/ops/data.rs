@@ -101,6 +101,13 @@ impl Runtime {
                 host: it.begin,
                 size: it.size,
             });
+        } else if it.ty & mt::CLOSE == 0 && self.requirements.unified_shared_memory() {
+            // Unified shared memory: the device uses the host data in place (requires.rs).
+            if it.size == 0 {
+                return Ok(0);
+            }
+            crate::requires::trace_host_pointer(info, dev.id, it.begin, it.size);
+            return Ok(it.begin);
         } else if present {
             return Err(not_present("map type", it.begin, it.size));
         } else if it.size > 0 {
@@ -271,7 +278,9 @@ impl Runtime {
             if ty & mt::RETURN_PARAM != 0 {
                 args.bases[i] = tgt.wrapping_sub(begin.wrapping_sub(base));
             }
-            if let (Some((ptr_host, ptr_tgt)), true) = (pointer, tgt != 0) {
+            // A pointee used in place under unified shared memory needs no attachment.
+            let in_place = tgt == begin && self.requirements.unified_shared_memory();
+            if let (Some((ptr_host, ptr_tgt)), true, false) = (pointer, tgt != 0, in_place) {
                 let tgt_value = tgt.wrapping_sub(begin.wrapping_sub(base));
                 self.attach(dev, ptr_host, ptr_tgt, base, tgt_value, ai)?;
             }
@@ -376,7 +385,8 @@ impl Runtime {
             .entry
             .filter(|_| l.contained || (implicit && l.is_extension()));
         let Some(id) = found else {
-            if ty & mt::PRESENT != 0 {
+            // Under unified shared memory unmapped data was used in place: nothing is missing.
+            if ty & mt::PRESENT != 0 && !self.requirements.unified_shared_memory() {
                 return Err(not_present("map type", begin, size));
             }
             return Ok(());

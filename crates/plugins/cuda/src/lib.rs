@@ -637,6 +637,10 @@ impl Device for CudaDevice {
                     ),
                 ),
                 ("CUDA device".into(), self.dev.to_string()),
+                (
+                    "Pageable host memory access (unified_shared_memory)".into(),
+                    if self.pageable_access { "yes" } else { "no" }.into(),
+                ),
             ],
         }
     }
@@ -904,6 +908,21 @@ impl Device for CudaDevice {
     /// With `CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS` (HMM or ATS) every host address;
     /// otherwise memory the driver maps for the device: pinned (`cuMemAllocHost`,
     /// registered) or managed, checked at both ends of the range.
+    /// Only a device that reaches pageable host memory (HMM or ATS: the driver reports
+    /// `CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS`) can use the program's stack, heap and
+    /// globals as they are; managed or pinned memory would cover only what the runtime
+    /// allocates itself.
+    fn unified_shared_memory(&self) -> std::result::Result<(), String> {
+        if self.pageable_access {
+            Ok(())
+        } else {
+            Err(format!(
+                "CUDA device {} ({}) cannot access pageable host memory (CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS is 0: the driver offers neither HMM nor ATS)",
+                self.index, self.name
+            ))
+        }
+    }
+
     fn host_memory_accessible(&self, ptr: usize, size: usize) -> bool {
         if self.pageable_access {
             return true;

@@ -137,6 +137,11 @@ impl Device for HostDevice {
         true
     }
 
+    /// Kernels run in the program's own process: every host address is theirs.
+    fn unified_shared_memory(&self) -> std::result::Result<(), String> {
+        Ok(())
+    }
+
     fn info(&self) -> DeviceInfo {
         DeviceInfo {
             name: format!("x86_64 host device {}", self.index),

@@ -212,6 +212,8 @@ pub struct MockState {
     /// Whether the mock devices copy to each other directly (like CUDA peer access); when
     /// not, copies between devices are staged through host memory by the core.
     pub peer_access: std::sync::atomic::AtomicBool,
+    /// Whether kernels may use host addresses as they are (`unified_shared_memory`).
+    pub unified_memory: std::sync::atomic::AtomicBool,
 }
 
 impl MockState {
@@ -339,6 +341,7 @@ impl MockPlugin {
                 asynchronous,
                 busy: std::sync::atomic::AtomicBool::new(false),
                 peer_access: std::sync::atomic::AtomicBool::new(false),
+                unified_memory: std::sync::atomic::AtomicBool::new(false),
             }),
         }
     }
@@ -502,6 +505,16 @@ impl Device for MockDevice {
     }
     fn orders_alloc_on_queue(&self) -> bool {
         self.state.stream_ordered
+    }
+    fn unified_shared_memory(&self) -> std::result::Result<(), String> {
+        if self.state.unified_memory.load(Ordering::SeqCst) {
+            Ok(())
+        } else {
+            Err(format!(
+                "mock device {} keeps its memory apart from the host's",
+                self.index
+            ))
+        }
     }
     fn publish_indirect_calls(&self, _module: ModuleId, table: &[(u64, u64)]) -> Result<()> {
         // Part of loading an image (CUDA writes the table into the image's globals).

@@ -16,6 +16,10 @@
 //!   compiled by absolute path, so `-g` puts the full path into clang's location strings)
 //! - `// DIVERGENCE: why`     LLVM 19 contradicts the specification here: our output must equal
 //!   `NAME.expected` (the specified result) and LLVM's must differ from it (docs/DIVERGENCES.md)
+//! - `// STATUS: exit 134`    with DIVERGENCE: the exit status ours must have (default `exit 0`),
+//!   for bad input that LLVM 19 crashes on and we refuse with a fatal error
+//! - `// OURS-STDERR: text`   our stderr (addresses normalised) must contain this line: the
+//!   message that says why, where LLVM 19 prints nothing useful (repeatable)
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -62,6 +66,8 @@ struct Directives {
     args: Vec<String>,
     cflags: Vec<String>,
     divergence: Option<String>,
+    status: Option<String>,
+    ours_stderr: Vec<String>,
 }
 
 fn directives(src: &str) -> Directives {
@@ -87,6 +93,10 @@ fn directives(src: &str) -> Directives {
             d.cflags = rest.split_whitespace().map(String::from).collect();
         } else if let Some(rest) = line.strip_prefix("DIVERGENCE:") {
             d.divergence = Some(rest.trim().into());
+        } else if let Some(rest) = line.strip_prefix("STATUS:") {
+            d.status = Some(rest.trim().into());
+        } else if let Some(rest) = line.strip_prefix("OURS-STDERR:") {
+            d.ours_stderr.push(rest.trim().into());
         }
     }
     d
@@ -261,18 +271,27 @@ fn check_program(src: &Path, build: &Path, ours: &Path) -> Result<(), String> {
             o.status, o.stdout, o.stderr
         )
     };
+    for line in &d.ours_stderr {
+        if !ours_out.stderr.lines().any(|l| l.trim_end() == line) {
+            return Err(format!(
+                "{stem}: our stderr lacks the line `{line}`\n{}",
+                describe(&ours_out)
+            ));
+        }
+    }
     if let Some(why) = &d.divergence {
         // The specification's result is recorded; ours must produce it and LLVM 19 must not.
         let expected_path = src.with_extension("expected");
         let expected = std::fs::read_to_string(&expected_path)
             .map_err(|e| format!("{stem}: DIVERGENCE needs {}: {e}", expected_path.display()))?;
-        if ours_out.stdout != expected || ours_out.status != "exit 0" {
+        let status = d.status.as_deref().unwrap_or("exit 0");
+        if ours_out.stdout != expected || ours_out.status != status {
             return Err(format!(
                 "{stem}: expected the specified result ({why}):\n{expected}\nours:\n{}",
                 describe(&ours_out)
             ));
         }
-        if llvm_out.stdout == expected {
+        if llvm_out.stdout == expected && llvm_out.status == status {
             return Err(format!(
                 "{stem}: marked as an LLVM divergence, but LLVM 19 now agrees: remove the mark"
             ));

@@ -174,6 +174,12 @@ impl Runtime {
     /// `omp_target_associate_ptr`: maps `[host, host + size)` to caller-owned device memory
     /// with an infinite reference count. Re-associating the same pair is a no-op.
     pub fn associate_ptr(&self, host: usize, tgt: usize, size: usize, device: i64) -> Result<()> {
+        if host.checked_add(size).is_none() {
+            return Err(Error::InvalidArgument(format!(
+                "omp_target_associate_ptr: the host range at {} ({size} bytes) wraps around the address space",
+                crate::message::Addr(host)
+            )));
+        }
         let dev = self.device_unloaded(device)?;
         let mut table = crate::device::lock(&dev.table);
         if let Some(e) = table.get(host) {

@@ -334,7 +334,9 @@ export! {
             report(format_args!("omp_target_associate_ptr: no associating with host"));
             return OFFLOAD_FAIL;
         }
-        match rt.associate_ptr(host as usize, device_ptr as usize + offset, size, id) {
+        // The device address may wrap around (to 0, even): it is checked where it is used, as
+        // LLVM 19 does, so a region that maps it fails with LLVM's words.
+        match rt.associate_ptr(host as usize, (device_ptr as usize).wrapping_add(offset), size, id) {
             Ok(()) => OFFLOAD_SUCCESS,
             Err(e) => {
                 report(format_args!("{e}"));

@@ -9,6 +9,20 @@ enum DataOp {
     Update,
 }
 
+impl DataOp {
+    /// The entry point's name, for messages.
+    fn entry_point(self, nowait: bool) -> &'static str {
+        match (self, nowait) {
+            (DataOp::Begin, false) => "__tgt_target_data_begin_mapper",
+            (DataOp::Begin, true) => "__tgt_target_data_begin_nowait_mapper",
+            (DataOp::End, false) => "__tgt_target_data_end_mapper",
+            (DataOp::End, true) => "__tgt_target_data_end_nowait_mapper",
+            (DataOp::Update, false) => "__tgt_target_data_update_mapper",
+            (DataOp::Update, true) => "__tgt_target_data_update_nowait_mapper",
+        }
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn data_op(
     op: DataOp,
@@ -27,6 +41,14 @@ fn data_op(
     let Some(dev) = construct_device(rt, device_id, loc) else {
         return;
     };
+    if n < 0 {
+        // LLVM 19 loops over no item; so do we, but say so.
+        report(format_args!(
+            "{}: {n} map items (a negative count): nothing done",
+            op.entry_point(nowait)
+        ));
+        return;
+    }
     // SAFETY: clang passes n-element arrays that live for the call.
     let Some(mut args) = (unsafe { map_args(n, bases, begins, sizes, types, names, mappers) })
     else {
@@ -159,6 +181,16 @@ fn target_kernel(
             0,
         )
     };
+    if ka.num_args > i32::MAX as u32 {
+        // LLVM 19 stops with "LLVM ERROR: SmallVector unable to grow" here.
+        report(format_args!(
+            "KernelArgs NumArgs is {}, more arguments than a construct can pass (at most {}): the region is not launched",
+            ka.num_args,
+            i32::MAX
+        ));
+        outcome(rt, false, loc);
+        return OFFLOAD_FAIL;
+    }
     let pushed = TRIPCOUNT.with(|t| t.replace(0));
     let config = LaunchConfig {
         version,
@@ -299,7 +331,8 @@ fn legacy_target(
 ) -> c_int {
     let mut ka = KernelArgs {
         version: 1,
-        num_args: n.max(0) as u32,
+        // A negative count becomes a huge one, refused with a message like any other.
+        num_args: n as u32,
         arg_base_ptrs: bases,
         arg_ptrs: begins,
         arg_sizes: sizes,

@@ -143,6 +143,12 @@ impl Runtime {
         }
         let e = table.get(id).expect("live entry");
         let tgt = e.tgt_ptr(it.begin);
+        if tgt == 0 && it.size != 0 {
+            // Only an association can map data to address 0 (`omp_target_associate_ptr` whose
+            // device_ptr + device_offset wrapped around): the caller reports it as LLVM does
+            // and gives the reference back.
+            return Err(Error::NullPointer("the device address of a mapped item"));
+        }
         let always = it.ty & mt::ALWAYS != 0;
         let copy_in = it.ty & mt::TO != 0 && (is_new || new_here || always) && it.size != 0;
         if copy_in {
@@ -206,6 +212,14 @@ impl Runtime {
     ) -> Result<()> {
         if self.config.debug > 0 {
             debug_args(dev, args, "begin");
+        }
+        if let Err(e) = args.check_sizes(dev.id) {
+            // LLVM's line for an item it cannot map, after ours saying why.
+            report(format_args!(
+                "Call to getTargetPointer returned null pointer ({}).",
+                null_reason(0)
+            ));
+            return Err(e);
         }
         for i in 0..args.len() {
             let ty = args.ty(i);
@@ -334,6 +348,7 @@ impl Runtime {
     /// from releasing their references (so a failed exit leaves no entry half-released); the
     /// first error is returned. A `present` violation stops the construct where LLVM does.
     fn data_end_items(&self, dev: &Device, args: &MapArgs<'_>, ai: &mut AsyncInfo) -> Result<()> {
+        args.check_sizes(dev.id)?;
         let mut result = Ok(());
         for i in (0..args.len()).rev() {
             match self.end_item(dev, args, i, ai) {
@@ -437,6 +452,7 @@ impl Runtime {
 
     /// `__tgt_target_data_update_mapper`.
     pub fn data_update(&self, dev: &Device, args: &MapArgs<'_>, ai: &mut AsyncInfo) -> Result<()> {
+        args.check_sizes(dev.id)?;
         for i in 0..args.len() {
             let ty = args.ty(i);
             if args.mapper(i) != 0 {

@@ -75,6 +75,38 @@ impl MapArgs<'_> {
     fn name(&self, i: usize) -> Option<&'static CStr> {
         name_from_ptr(self.name_ptr(i))
     }
+
+    /// Refuses items no construct can map, before anything is done: a negative size (a
+    /// section `a[0:n]` with `n < 0`, or a bad size through `__tgt_*`: LLVM 19 tries to
+    /// allocate or copy 2^64 - |n| bytes) and a section that wraps around the address space.
+    pub(crate) fn check_sizes(&self, device: usize) -> Result<()> {
+        for i in 0..self.len() {
+            let ty = self.ty(i);
+            if ty & map_type::LITERAL != 0 || self.mapper(i) != 0 {
+                continue;
+            }
+            let size = self.sizes[i];
+            let what = if size < 0 {
+                format!("has a negative size ({size} bytes)")
+            } else if ty & map_type::NON_CONTIG == 0
+                && self.begins[i].checked_add(size as usize).is_none()
+            {
+                format!("of {size} bytes wraps around the address space")
+            } else {
+                continue;
+            };
+            let name = match crate::message::var_name(self.name(i)).as_str() {
+                "unknown" => String::new(),
+                n => format!(" ({n})"),
+            };
+            crate::message::report(format_args!(
+                "map item {i}{name} at host address {} {what}: nothing is mapped on device {device}",
+                crate::message::Addr(self.begins[i])
+            ));
+            return Err(Error::InvalidArgument(format!("map item {i} {what}")));
+        }
+        Ok(())
+    }
 }
 
 fn name_from_ptr(p: usize) -> Option<&'static CStr> {

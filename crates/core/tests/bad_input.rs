@@ -1,0 +1,128 @@
+//! Bad input to the core on the mock backend: each case is an error that leaves the mapping
+//! table and device memory as they were.
+
+use omptarget_core::image::OffloadEntry;
+use omptarget_core::ops::map_type as mt;
+use omptarget_core::{AsyncInfo, Config, Device, Error, MapArgs, NoHostRuntime, Runtime};
+use omptarget_plugin_mock::{MAGIC, MockPlugin, MockState};
+use std::sync::Arc;
+
+fn leak<T>(v: T) -> &'static T {
+    Box::leak(Box::new(v))
+}
+
+fn addr<T>(x: &T) -> usize {
+    x as *const T as usize
+}
+
+/// A runtime over one mock device of the given model with one registered binary (a kernel
+/// `inc` that adds 1 to the i32 its first argument points at).
+struct Fixture {
+    rt: Runtime,
+    state: Arc<MockState>,
+}
+
+fn fixture(stream_ordered: bool, asynchronous: bool) -> Fixture {
+    let plugin = MockPlugin::new(1, stream_ordered, asynchronous);
+    let state = plugin.state.clone();
+    let rt = Runtime::new(
+        Config::default(),
+        vec![Arc::new(plugin)],
+        Box::new(NoHostRuntime),
+    );
+    let entries = vec![OffloadEntry {
+        addr: addr(leak(0u8)),
+        name: c"inc",
+        size: 0,
+        flags: 0,
+        data: 0,
+    }];
+    rt.register(addr(leak(0u64)), &[MAGIC], entries);
+    rt.device(0).expect("the mock device loads");
+    Fixture { rt, state }
+}
+
+/// The three device models: synchronous, asynchronous, stream-ordered.
+const MODELS: [(bool, bool); 3] = [(false, false), (false, true), (true, true)];
+
+fn construct(
+    fx: &Fixture,
+    items: &[(usize, i64, u64)],
+    op: impl FnOnce(&Runtime, &Device, &mut MapArgs<'_>, &mut AsyncInfo) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let dev = fx.rt.device(0)?;
+    let mut bases: Vec<usize> = items.iter().map(|i| i.0).collect();
+    let begins = bases.clone();
+    let sizes: Vec<i64> = items.iter().map(|i| i.1).collect();
+    let types: Vec<i64> = items.iter().map(|i| i.2 as i64).collect();
+    let mut args = MapArgs {
+        bases: &mut bases,
+        begins: &begins,
+        sizes: &sizes,
+        types: &types,
+        names: None,
+        mappers: None,
+    };
+    let mut ai = fx.rt.async_info(&dev);
+    let r = op(&fx.rt, &dev, &mut args, &mut ai);
+    ai.synchronize().and(r)
+}
+
+fn enter(fx: &Fixture, items: &[(usize, i64, u64)]) -> Result<(), Error> {
+    construct(fx, items, |rt, dev, args, ai| rt.data_begin(dev, args, ai))
+}
+
+fn exit(fx: &Fixture, items: &[(usize, i64, u64)]) -> Result<(), Error> {
+    construct(fx, items, |rt, dev, args, ai| rt.data_end(dev, args, ai))
+}
+
+fn update(fx: &Fixture, items: &[(usize, i64, u64)]) -> Result<(), Error> {
+    construct(fx, items, |rt, dev, args, ai| rt.data_update(dev, args, ai))
+}
+
+#[test]
+fn negative_sizes_are_refused_by_every_construct_and_change_nothing() {
+    for (stream_ordered, asynchronous) in MODELS {
+        let fx = fixture(stream_ordered, asynchronous);
+        let a = Box::new([1i32, 2, 3, 4]);
+        let p = addr(&*a);
+        let base = fx.state.memory.live();
+        // Entry: nothing is mapped, and the item after the bad one is not mapped either.
+        let other = Box::new(5i32);
+        let err = enter(&fx, &[(p, -16, mt::TO), (addr(&*other), 4, mt::TO)]).unwrap_err();
+        assert!(matches!(err, Error::InvalidArgument(_)), "{err:?}");
+        assert!(!fx.rt.target_is_present(p, 0));
+        assert!(!fx.rt.target_is_present(addr(&*other), 0));
+        assert_eq!(fx.state.memory.live(), base);
+        // Update and exit of a mapped array with a negative size: refused, the mapping and
+        // its count stay (before, the size was clamped to 0 and the exit removed the entry).
+        enter(&fx, &[(p, 16, mt::TO)]).unwrap();
+        assert!(update(&fx, &[(p, -16, mt::FROM)]).is_err());
+        assert!(exit(&fx, &[(p, -16, mt::FROM)]).is_err());
+        assert!(fx.rt.target_is_present(p, 0), "the mapping is untouched");
+        exit(&fx, &[(p, 16, mt::FROM)]).unwrap();
+        assert!(!fx.rt.target_is_present(p, 0), "its count was still 1");
+    }
+}
+
+#[test]
+fn a_section_that_wraps_around_the_address_space_is_refused() {
+    let fx = fixture(false, false);
+    let err = enter(&fx, &[(usize::MAX - 7, 16, mt::TO)]).unwrap_err();
+    assert!(matches!(err, Error::InvalidArgument(_)), "{err:?}");
+    assert_eq!(fx.state.memory.live(), 0);
+}
+
+#[test]
+fn an_association_whose_device_address_is_null_fails_the_construct_that_maps_it() {
+    let fx = fixture(false, false);
+    let a = Box::new([0i32; 4]);
+    let p = addr(&*a);
+    fx.rt.associate_ptr(p, 0, 16, 0).unwrap();
+    let err = enter(&fx, &[(p, 16, mt::TO | mt::FROM)]).unwrap_err();
+    assert!(matches!(err, Error::NullPointer(_)), "{err:?}");
+    // The failed construct took no reference: the association can still be removed.
+    fx.rt.disassociate_ptr(p, 0).unwrap();
+    // A host range that wraps around cannot be associated at all.
+    assert!(fx.rt.associate_ptr(usize::MAX - 3, 0x1000, 16, 0).is_err());
+}

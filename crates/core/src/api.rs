@@ -1,6 +1,7 @@
 //! The device memory routines of OpenMP 5.2 §18.8 (`omp_target_alloc` and friends).
 
 use crate::error::{Error, Result};
+use crate::ops::trace;
 use crate::runtime::Runtime;
 use omptarget_plugin::{AllocKind, CopyKind};
 
@@ -95,6 +96,7 @@ impl Runtime {
                 let dev = self.device_unloaded(dst_device)?;
                 let mut ai = self.async_info(&dev);
                 let q = ai.queue()?;
+                trace::transfer_looked_up(self.info_level(), &dev, true, src, dst, length);
                 dev.copy(CopyKind::HostToDevice, dst, src, length, Some(q))?;
                 ai.synchronize()
             }
@@ -102,20 +104,25 @@ impl Runtime {
                 let dev = self.device_unloaded(src_device)?;
                 let mut ai = self.async_info(&dev);
                 let q = ai.queue()?;
+                trace::transfer_looked_up(self.info_level(), &dev, false, dst, src, length);
                 dev.copy(CopyKind::DeviceToHost, dst, src, length, Some(q))?;
                 ai.synchronize()
             }
             (false, false) => {
                 let sdev = self.device_unloaded(src_device)?;
                 let ddev = self.device_unloaded(dst_device)?;
-                if src_device == dst_device {
+                // Within one device: a direct copy where the backend has a device-to-device
+                // path; otherwise through host memory, as LLVM 19's host plugin does (and
+                // traces).
+                if src_device == dst_device && sdev.backend()?.peer_id().is_some() {
                     let mut ai = self.async_info(&sdev);
                     let q = ai.queue()?;
                     sdev.copy(CopyKind::DeviceToDevice, dst, src, length, Some(q))?;
                     return ai.synchronize();
                 }
                 // Between devices of one backend with a direct path (CUDA peer copies).
-                if sdev.plugin_name() == ddev.plugin_name()
+                if src_device != dst_device
+                    && sdev.plugin_name() == ddev.plugin_name()
                     && let Some(peer) = ddev.backend()?.peer_id()
                 {
                     let mut ai = self.async_info(&sdev);
@@ -137,10 +144,12 @@ impl Runtime {
                 let stage = staging.as_mut_ptr() as usize;
                 let mut ai = self.async_info(&sdev);
                 let q = ai.queue()?;
+                trace::transfer_looked_up(self.info_level(), &sdev, false, stage, src, length);
                 sdev.copy(CopyKind::DeviceToHost, stage, src, length, Some(q))?;
                 ai.synchronize()?;
                 let mut ai = self.async_info(&ddev);
                 let q = ai.queue()?;
+                trace::transfer_looked_up(self.info_level(), &ddev, true, stage, dst, length);
                 ddev.copy(CopyKind::HostToDevice, dst, stage, length, Some(q))?;
                 ai.synchronize()
             }
@@ -158,17 +167,17 @@ unsafe extern "C" {
 impl Runtime {
     /// Whether `ptr` lies in a mapping of `dev` (`omp_target_is_present`: one byte at `ptr`).
     pub fn is_present(&self, dev: &crate::device::Device, ptr: usize) -> bool {
-        let table = crate::device::lock(&dev.table);
-        table.containing(ptr, 1).is_some()
+        self.mapped_ptr(dev, ptr).is_some()
     }
 
     /// `omp_get_mapped_ptr` on a device: the device address of `ptr`, if mapped.
+    /// Both look one byte up as LLVM 19 does, which reports the lookup (`LIBOMPTARGET_INFO`
+    /// 0x02, "update suppressed").
     pub fn mapped_ptr(&self, dev: &crate::device::Device, ptr: usize) -> Option<usize> {
         let table = crate::device::lock(&dev.table);
-        table
-            .containing(ptr, 1)
-            .and_then(|id| table.get(id))
-            .map(|e| e.tgt_ptr(ptr))
+        let e = table.containing(ptr, 1).and_then(|id| table.get(id))?;
+        trace::mapping_looked_up(self.info_level(), dev.id, e, ptr, 1);
+        Some(e.tgt_ptr(ptr))
     }
 
     /// `omp_target_associate_ptr`: maps `[host, host + size)` to caller-owned device memory

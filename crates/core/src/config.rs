@@ -11,6 +11,8 @@ pub mod info {
     pub const MAPPING_CHANGED: u32 = 0x08;
     pub const KERNEL_GEOMETRY: u32 = 0x10;
     pub const DATA_TRANSFER: u32 = 0x20;
+    /// List items without a device counterpart (LLVM's `OMP_INFOTYPE_EMPTY_MAPPING`).
+    pub const EMPTY_MAPPING: u32 = 0x40;
 }
 
 #[derive(Clone, Debug)]

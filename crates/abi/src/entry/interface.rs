@@ -56,10 +56,13 @@ fn data_op(
         return;
     };
     let src = source_of(loc);
-    let region = match op {
-        DataOp::Begin => Region::DataBegin,
-        DataOp::End => Region::DataEnd,
-        DataOp::Update => Region::DataUpdate,
+    let region = match (op, nowait) {
+        (DataOp::Begin, false) => Region::DataBegin,
+        (DataOp::End, false) => Region::DataEnd,
+        (DataOp::Update, false) => Region::DataUpdate,
+        (DataOp::Begin, true) => Region::DataBeginNowait,
+        (DataOp::End, true) => Region::DataEndNowait,
+        (DataOp::Update, true) => Region::DataUpdateNowait,
     };
     trace::arguments(
         rt.info_level(),
@@ -102,7 +105,9 @@ macro_rules! data_entry_points {
             fn $nowait(device_id: i64, n: i32, bases: *mut *mut c_void, begins: *mut *mut c_void,
                        sizes: *mut i64, types: *mut i64, _dep_num: i32, _deps: *mut c_void,
                        _noalias_num: i32, _noalias: *mut c_void) {
-                data_op($op, true, std::ptr::null(), device_id, n, bases, begins, sizes, types,
+                // LLVM 19 runs the pre-mapper nowait forms as the blocking mapper form (and
+                // traces them so).
+                data_op($op, false, std::ptr::null(), device_id, n, bases, begins, sizes, types,
                         std::ptr::null_mut(), std::ptr::null_mut())
             }
         }

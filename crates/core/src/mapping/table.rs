@@ -241,6 +241,31 @@ impl MappingTable {
         result
     }
 
+    /// The entry LLVM's `lookupMapping` settles on for `[begin, begin + size)`, mapped or not,
+    /// which names the copies LLVM traces without an entry of their own (`printCopyInfo`):
+    /// for a non-empty interval the entry it starts in when it reaches into it, else the first
+    /// entry after `begin`, else the last one before; for an empty one the last entry at or
+    /// before `begin` when `begin` lies under it, else the first after, else the last before.
+    pub fn lookup_for_trace(&self, begin: usize, size: usize) -> Option<&Entry> {
+        let left = self.entries.range(..=begin).next_back().map(|(_, e)| e);
+        let right = self
+            .entries
+            .range((std::ops::Bound::Excluded(begin), std::ops::Bound::Unbounded))
+            .next()
+            .map(|(_, e)| e);
+        let left_holds = left.is_some_and(|e| {
+            if size == 0 {
+                begin < e.host_end || begin < e.host_base
+            } else {
+                begin < e.host_end
+            }
+        });
+        if left_holds {
+            return left;
+        }
+        right.or(left)
+    }
+
     /// The id of the entry that holds all of `[begin, begin + size)`, if one does.
     pub fn containing(&self, begin: usize, size: usize) -> Option<EntryId> {
         let l = self.lookup(begin, size);
@@ -318,6 +343,22 @@ mod tests {
             pending: None,
             users: 0,
         }
+    }
+
+    #[test]
+    fn the_entry_a_trace_names_is_the_one_llvm_lookup_settles_on() {
+        let mut t = MappingTable::new();
+        assert!(t.lookup_for_trace(10, 4).is_none());
+        t.insert(entry(100, 50));
+        t.insert(entry(300, 10));
+        let at = |b, s| t.lookup_for_trace(b, s).map(|e| e.host_begin);
+        assert_eq!(at(120, 4), Some(100), "inside");
+        assert_eq!(at(140, 40), Some(100), "reaching past the end");
+        assert_eq!(at(10, 4), Some(100), "before everything: the first after");
+        assert_eq!(at(200, 4), Some(300), "between: the next one");
+        assert_eq!(at(400, 4), Some(300), "after everything: the last one");
+        assert_eq!(at(150, 0), Some(300), "empty at an end: the next one");
+        assert_eq!(at(120, 0), Some(100));
     }
 
     #[test]

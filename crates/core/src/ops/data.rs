@@ -152,7 +152,9 @@ impl Runtime {
         let always = it.ty & mt::ALWAYS != 0;
         let copy_in = it.ty & mt::TO != 0 && (is_new || new_here || always) && it.size != 0;
         if copy_in {
-            trace::transfer(info, dev.id, true, it.begin, tgt, it.size, it.name);
+            // LLVM names a copy after the mapping it goes to (a struct member's copy after
+            // its struct), not after the list item.
+            trace::transfer(info, dev.id, true, it.begin, tgt, it.size, e.name);
             let shadows: Vec<ShadowPointer> = shadows_in(e, it.begin, it.size);
             let queue = ai.queue()?;
             // The copy is issued with the table locked, so no other thread uses the entry
@@ -196,8 +198,9 @@ impl Runtime {
             let mut table = lock(&dev.table);
             let Some(e) = table.get_mut(id) else { continue };
             if e.release(hold, false) {
+                let size = e.size();
                 drop(table);
-                let _ = ai.retire(id);
+                let _ = ai.retire(id, size);
             }
         }
     }
@@ -289,6 +292,11 @@ impl Runtime {
                     return Err(e);
                 }
             };
+            if tgt == 0 && ty != 0 && ty & (mt::MEMBER_OF | mt::IMPLICIT) == 0 {
+                // Nothing mapped and nothing created (a zero-length item, such as the pointer
+                // of `use_device_ptr`, on unmapped data).
+                trace::empty_mapping(self.info_level(), dev.id, args.name(i));
+            }
             if ty & mt::RETURN_PARAM != 0 {
                 args.bases[i] = tgt.wrapping_sub(begin.wrapping_sub(base));
             }
@@ -313,7 +321,7 @@ impl Runtime {
         tgt_value: usize,
         ai: &mut AsyncInfo,
     ) -> Result<()> {
-        {
+        let name = {
             let mut table = lock(&dev.table);
             let Some(e) = table
                 .containing(ptr_host, WORD)
@@ -331,8 +339,10 @@ impl Runtime {
                 Some(s) => *s = shadow,
                 None => e.shadows.push(shadow),
             }
-        }
-        ai.write_word(dev, ptr_tgt, tgt_value)
+            e.name
+        };
+        // Traced as LLVM traces it: from the staged word, named after the pointer's mapping.
+        ai.write_word(dev, ptr_tgt, tgt_value, Some(name))
     }
 
     /// `__tgt_target_data_end_mapper` (and the exit half of a target region).
@@ -421,7 +431,9 @@ impl Runtime {
         }
         let action = if !update_ref {
             RefAction::Suppressed
-        } else if delete {
+        } else if delete && is_last {
+            // LLVM says "reset" only for a `delete` that removes the entry; one that cannot
+            // (an infinite count, hold references) reads "decremented".
             RefAction::Reset
         } else {
             RefAction::Decremented
@@ -432,7 +444,7 @@ impl Runtime {
         let tgt = e.tgt_ptr(begin);
         let always = ty & mt::ALWAYS != 0;
         if result.is_ok() && ty & mt::FROM != 0 && (always || is_last) && size != 0 {
-            trace::transfer(info, dev.id, false, begin, tgt, size, args.name(i));
+            trace::transfer(info, dev.id, false, begin, tgt, size, e.name);
             result = ai
                 .queue()
                 .and_then(|queue| dev.copy(CopyKind::DeviceToHost, begin, tgt, size, Some(queue)));
@@ -443,9 +455,12 @@ impl Runtime {
                     .extend(e.shadows.iter().map(|s| (s.host_addr, s.host_value)));
             }
         }
-        if is_last {
+        // A struct member, which holds no reference, never removes its struct's entry (the item
+        // that releases the last reference does, and LLVM's "Removing map entry" line gives
+        // that item's size).
+        if update_ref && (is_last || ai.retiring(id)) {
             drop(table);
-            ai.retire(id)?;
+            ai.retire(id, size)?;
         }
         result
     }
@@ -471,10 +486,10 @@ impl Runtime {
                         args.sizes[i].max(0) as usize,
                     )
                 };
-                self.update_strided(dev, args.bases[i], dims, ty, args.name(i), ai)?;
+                self.update_strided(dev, args.bases[i], dims, ty, ai)?;
                 continue;
             }
-            self.update_run(dev, args.begins[i], args.size(i), ty, args.name(i), ai)?;
+            self.update_run(dev, args.begins[i], args.size(i), ty, ai)?;
         }
         Ok(())
     }
@@ -491,7 +506,6 @@ impl Runtime {
         base: usize,
         dims: &[[u64; 3]],
         ty: u64,
-        name: Option<&'static CStr>,
         ai: &mut AsyncInfo,
     ) -> Result<()> {
         let Some((last, outer)) = dims.split_last() else {
@@ -511,7 +525,7 @@ impl Runtime {
                 .map(|(d, k)| (d[0] + k) * d[2])
                 .sum();
             let host = base + offset as usize + run_offset;
-            self.update_run(dev, host, run, ty, name, ai)?;
+            self.update_run(dev, host, run, ty, ai)?;
             let mut d = outer.len();
             loop {
                 if d == 0 {
@@ -537,7 +551,6 @@ impl Runtime {
         host: usize,
         size: usize,
         ty: u64,
-        name: Option<&'static CStr>,
         ai: &mut AsyncInfo,
     ) -> Result<()> {
         let info = self.info_level();
@@ -551,10 +564,19 @@ impl Runtime {
         let e = table.get(id).expect("live entry");
         trace::mapping_looked_up(info, dev.id, e, host, size);
         ai.order_after(e.pending)?;
+        let tgt = e.tgt_ptr(host);
+        // LLVM names a copy after the mapping it goes to.
+        let name = e.name;
         if size == 0 {
+            // Nothing moves, but LLVM 19 issues (and traces) the empty copies.
+            if ty & mt::TO != 0 {
+                trace::transfer(info, dev.id, true, host, tgt, 0, name);
+            }
+            if ty & mt::FROM != 0 {
+                trace::transfer(info, dev.id, false, host, tgt, 0, name);
+            }
             return Ok(());
         }
-        let tgt = e.tgt_ptr(host);
         let shadows = shadows_in(e, host, size);
         let queue = ai.queue()?;
         if ty & mt::TO != 0 {
@@ -618,7 +640,9 @@ fn reattach(
         else {
             continue;
         };
-        ai.write_word(dev, e.tgt_ptr(s.host_addr), s.tgt_value)?;
+        // Not traced: LLVM 19 deadlocks tracing this copy (its printCopyInfo takes the table
+        // lock its caller holds), so there is no line to match.
+        ai.write_word(dev, e.tgt_ptr(s.host_addr), s.tgt_value, None)?;
     }
     Ok(())
 }

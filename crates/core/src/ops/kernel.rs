@@ -94,6 +94,8 @@ impl Runtime {
     ) -> Result<()> {
         let info = self.info_level();
         let mut words: omptarget_plugin::words::Words<usize> = Default::default();
+        let mut packed: omptarget_plugin::words::Words<PackedPrivate> = Default::default();
+        let mut packed_size = 0;
         // (argument index, word index) of each kernel parameter, for lambda captures.
         let mut positions: omptarget_plugin::words::Words<(usize, usize)> = Default::default();
         for i in 0..args.len() {
@@ -116,15 +118,39 @@ impl Runtime {
             if ty & mt::LITERAL != 0 {
                 words.push(base);
             } else if ty & mt::PRIVATE != 0 {
-                // (first-)private data: a device copy that lives until the region ends.
+                // (first-)private data: a device copy that lives until the region ends. As in
+                // LLVM's PrivateArgumentManager, small first-private data is packed with the
+                // region's other such data into one block filled by one copy (after the loop);
+                // private data, large data and a lambda (whose captures follow as MEMBER_OF)
+                // get a block of their own at once.
                 let offset = base.wrapping_sub(begin);
-                let queue = ai.queue()?;
-                let ptr = dev.alloc(size.max(1), AllocKind::Device, Some(queue))?;
-                privates.push(ptr);
-                if ty & mt::TO != 0 && size != 0 {
-                    dev.copy(CopyKind::HostToDevice, ptr, begin, size, Some(queue))?;
+                let first = ty & mt::TO != 0;
+                let followed_by_member = args
+                    .types
+                    .get(i + 1)
+                    .is_some_and(|&t| t as u64 & mt::MEMBER_OF != 0);
+                if size > FIRSTPRIVATE_PACK_LIMIT || !first || followed_by_member {
+                    let queue = ai.queue()?;
+                    let ptr = dev.alloc(size.max(1), AllocKind::Device, Some(queue))?;
+                    privates.push(ptr);
+                    if first && size != 0 {
+                        trace::transfer_looked_up(info, dev, true, begin, ptr, size);
+                        dev.copy(CopyKind::HostToDevice, ptr, begin, size, Some(queue))?;
+                    }
+                    words.push(ptr.wrapping_add(offset));
+                } else {
+                    let (alignment, padding) = pack_position(packed.as_slice().last(), begin);
+                    packed.push(PackedPrivate {
+                        word: words.as_slice().len(),
+                        begin,
+                        size,
+                        offset,
+                        alignment,
+                        padding,
+                    });
+                    packed_size += padding + size;
+                    words.push(0);
                 }
-                words.push(ptr.wrapping_add(offset));
             } else {
                 let mut base = base;
                 if ty & mt::PTR_AND_OBJ != 0 {
@@ -144,6 +170,16 @@ impl Runtime {
                     None => begin,
                 };
                 words.push(tgt.wrapping_add(base.wrapping_sub(begin)));
+            }
+        }
+        if packed_size > 0 {
+            let block =
+                self.pack_firstprivates(dev, packed.as_slice(), packed_size, privates, ai)?;
+            let mut at = block;
+            for p in packed.as_slice() {
+                at += p.padding;
+                words.as_mut_slice()[p.word] = at.wrapping_add(p.offset);
+                at += p.size;
             }
         }
         let queue = ai.queue()?;
@@ -173,6 +209,37 @@ impl Runtime {
         Ok(())
     }
 
+    /// Copies the packed first-private data of a region into one device block (LLVM's
+    /// `packAndTransfer`): the host image is built in a buffer that lives until the
+    /// construct's synchronisation. Returns the block (also recorded in `privates`).
+    fn pack_firstprivates(
+        &self,
+        dev: &Device,
+        packed: &[PackedPrivate],
+        size: usize,
+        privates: &mut omptarget_plugin::words::Words<usize>,
+        ai: &mut AsyncInfo,
+    ) -> Result<usize> {
+        let mut buffer = vec![0u8; size];
+        let mut at = 0;
+        for p in packed {
+            at += p.padding;
+            // SAFETY: clang passes the first-private list item's host range, readable for the
+            // call; the buffer has room for it (its size is the sum of the sizes and paddings).
+            let host = unsafe { std::slice::from_raw_parts(p.begin as *const u8, p.size) };
+            buffer[at..at + p.size].copy_from_slice(host);
+            at += p.size;
+        }
+        let queue = ai.queue()?;
+        let block = dev.alloc(size, AllocKind::Device, Some(queue))?;
+        privates.push(block);
+        let src = buffer.as_ptr() as usize;
+        trace::transfer_looked_up(self.info_level(), dev, true, src, block, size);
+        let copied = dev.copy(CopyKind::HostToDevice, block, src, size, Some(queue));
+        ai.keep_until_synchronized(buffer);
+        copied.map(|()| block)
+    }
+
     /// A by-reference capture of a C++ lambda (LITERAL | PTR_AND_OBJ, MEMBER_OF the lambda):
     /// the pointer field inside the device copy of the lambda must point at the device copy of
     /// the captured variable (OpenMP 5.2 §5.8.3, lambdas).
@@ -194,7 +261,7 @@ impl Runtime {
         // The field's offset in the host lambda, applied to the device lambda.
         let field = words[word].wrapping_add(args.bases[i].wrapping_sub(args.begins[parent]));
         let captured = args.begins[i];
-        let value = {
+        let (value, name) = {
             let table = lock(&dev.table);
             let l = table.lookup(captured, args.size(i));
             match l
@@ -202,11 +269,87 @@ impl Runtime {
                 .filter(|_| l.contained || l.is_extension())
                 .and_then(|id| table.get(id))
             {
-                Some(e) => e.tgt_ptr(captured),
+                Some(e) => {
+                    trace::mapping_looked_up(self.info_level(), dev.id, e, captured, args.size(i));
+                    (e.tgt_ptr(captured), e.name)
+                }
                 // Not mapped: the capture keeps its host address.
                 None => return Ok(()),
             }
         };
-        ai.write_word(dev, field, value)
+        ai.write_word(dev, field, value, Some(name))
+    }
+}
+
+/// First-private data of at most this many bytes is packed (LLVM's
+/// `FirstPrivateArgSizeThreshold`).
+const FIRSTPRIVATE_PACK_LIMIT: usize = 1024;
+/// The largest alignment the packing gives an item (LLVM's `MaxAlignment`).
+const PACK_MAX_ALIGNMENT: usize = 16;
+
+/// One first-private list item packed into the region's shared block.
+#[derive(Clone, Copy, Default)]
+struct PackedPrivate {
+    /// Its kernel argument word (filled once the block exists).
+    word: usize,
+    begin: usize,
+    size: usize,
+    /// Base minus begin: what the kernel receives is the block address plus this.
+    offset: usize,
+    alignment: usize,
+    padding: usize,
+}
+
+/// Where LLVM's `PrivateArgumentManagerTy::addArg` puts the next packed item (its start
+/// alignment and the padding before it), after `last`: the first item starts at the maximum
+/// alignment; a later one starts at what is left of the previous item's alignment after its
+/// size, raised (with padding) to the alignment of its host address, at most 16. The block's
+/// size, which LLVM's one copy traces, follows from it.
+fn pack_position(last: Option<&PackedPrivate>, begin: usize) -> (usize, usize) {
+    let Some(last) = last else {
+        return (PACK_MAX_ALIGNMENT, 0);
+    };
+    let mut start = last.alignment;
+    let rest = last.size % start;
+    if rest != 0 {
+        start = rest;
+    }
+    let required = PACK_MAX_ALIGNMENT.min(1usize << begin.trailing_zeros().min(63));
+    if required > start {
+        (required, required - start)
+    } else {
+        (start, 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(begin: usize, size: usize, last: Option<&PackedPrivate>) -> PackedPrivate {
+        let (alignment, padding) = pack_position(last, begin);
+        PackedPrivate {
+            begin,
+            size,
+            alignment,
+            padding,
+            ..Default::default()
+        }
+    }
+
+    /// The layouts LLVM 19 traces (`LIBOMPTARGET_INFO=32`, `tests/c/info_firstprivate.c`):
+    /// int[3] then double[2] (16-aligned) pack into 12 + 4 + 16 = 32 bytes.
+    #[test]
+    fn packing_follows_llvm_private_argument_manager() {
+        let a = item(0x7000_0010, 12, None);
+        assert_eq!((a.alignment, a.padding), (16, 0));
+        let b = item(0x7000_0040, 16, Some(&a));
+        assert_eq!((b.alignment, b.padding), (16, 4));
+        // A 4-aligned int after a 16-byte item needs nothing more.
+        let c = item(0x7000_0104, 4, Some(&b));
+        assert_eq!((c.alignment, c.padding), (16, 0));
+        // An 8-aligned double after a 4-byte item: 4 bytes of padding.
+        let d = item(0x7000_0208, 8, Some(&c));
+        assert_eq!((d.alignment, d.padding), (8, 4));
     }
 }

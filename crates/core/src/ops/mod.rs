@@ -127,13 +127,16 @@ pub struct AsyncInfo {
     /// Device memory to free once the queue is synchronised.
     frees: Vec<(usize, AllocKind)>,
     /// Mapping entries to remove once the queue is synchronised (if still unreferenced).
-    removals: omptarget_plugin::words::Words<EntryId>,
+    /// With the size of the item that released the last reference (LLVM traces that size).
+    removals: omptarget_plugin::words::Words<(EntryId, usize)>,
     /// Host pointers to restore after copies from the device (shadow pointers).
     restores: Vec<(usize, usize)>,
     /// Host words that must live until the queue is synchronised (staged pointer values).
     /// Boxed so that an asynchronous copy's source keeps its address when the Vec grows.
     #[allow(clippy::vec_box)]
     staged: Vec<Box<usize>>,
+    /// Host buffers asynchronous copies read from (packed first-private data).
+    staged_buffers: Vec<Vec<u8>>,
     /// What this construct did to entries until it completes: marked them pending on its
     /// queue (atomic maps), or counted itself among their users (devices that free on the
     /// queue). Undone together, under one table lock, when the queue is done.
@@ -169,6 +172,7 @@ impl AsyncInfo {
             removals: Default::default(),
             restores: Vec::new(),
             staged: Vec::new(),
+            staged_buffers: Vec::new(),
             marks: Default::default(),
             created: Default::default(),
             events: Vec::new(),
@@ -179,11 +183,30 @@ impl AsyncInfo {
     }
 
     /// Queues a copy of one word to device address `tgt`; the word's host copy lives until
-    /// the synchronisation (an asynchronous copy reads it later).
-    pub(crate) fn write_word(&mut self, dev: &Device, tgt: usize, value: usize) -> Result<()> {
+    /// the synchronisation (an asynchronous copy reads it later). `traced`: the copy is one
+    /// LLVM reports under `LIBOMPTARGET_INFO` 0x20 (an attached pointer, a lambda's captured
+    /// reference), named after the given mapping's name.
+    pub(crate) fn write_word(
+        &mut self,
+        dev: &Device,
+        tgt: usize,
+        value: usize,
+        traced: Option<Option<&'static CStr>>,
+    ) -> Result<()> {
         let staged = Box::new(value);
         let src = &*staged as *const usize as usize;
         self.staged.push(staged);
+        if let Some(name) = traced {
+            trace::transfer(
+                self.info,
+                dev.id,
+                true,
+                src,
+                tgt,
+                std::mem::size_of::<usize>(),
+                name,
+            );
+        }
         let queue = self.queue()?;
         dev.copy(
             omptarget_plugin::CopyKind::HostToDevice,
@@ -192,6 +215,12 @@ impl AsyncInfo {
             std::mem::size_of::<usize>(),
             Some(queue),
         )
+    }
+
+    /// Keeps `buffer` alive until the construct's synchronisation (a copy queued from it may
+    /// read it later).
+    pub(crate) fn keep_until_synchronized(&mut self, buffer: Vec<u8>) {
+        self.staged_buffers.push(buffer);
     }
 
     /// The OpenMP number of the device this construct runs on.
@@ -382,12 +411,29 @@ impl AsyncInfo {
     /// An entry whose last reference went away: with stream-ordered allocation it leaves the
     /// table now and its memory is freed on the queue behind the construct's copies; otherwise
     /// both wait for the synchronisation.
-    pub(crate) fn retire(&mut self, id: EntryId) -> Result<()> {
+    ///
+    /// An entry retired again by a later item of the construct moves behind the items retired
+    /// meanwhile, with that item's size: LLVM removes an entry after the last item of the
+    /// construct that names it, and traces that item's size.
+    pub(crate) fn retire(&mut self, id: EntryId, size: usize) -> Result<()> {
         // Removed only when the construct has issued all its work: a later item of the same
         // construct may still name the entry (`map(always, from: a) map(delete: a)`: the items
         // are processed last to first, so the delete comes before the copy).
-        self.removals.push(id);
+        let list = self.removals.as_mut_slice();
+        if let Some(pos) = list.iter().position(|r| r.0 == id) {
+            list[pos..].rotate_left(1);
+            if let Some(last) = list.last_mut() {
+                *last = (id, size);
+            }
+        } else {
+            self.removals.push((id, size));
+        }
         Ok(())
+    }
+
+    /// Whether entry `id` is to leave the table when the construct's work is done.
+    pub(crate) fn retiring(&self, id: EntryId) -> bool {
+        self.removals.as_slice().iter().any(|r| r.0 == id)
     }
 
     /// On devices that free on the queue: the construct has issued all its work, so its
@@ -399,7 +445,7 @@ impl AsyncInfo {
         }
         let removals = std::mem::take(&mut self.removals);
         let mut result = Ok(());
-        for &id in removals.as_slice() {
+        for &(id, size) in removals.as_slice() {
             let removed = {
                 let mut table = lock(&self.device.table);
                 match table.get(id) {
@@ -408,7 +454,7 @@ impl AsyncInfo {
                 }
             };
             if let Some(e) = removed {
-                trace::removing(self.info, self.device.id, &e);
+                trace::removing(self.info, self.device.id, &e, size);
                 if e.owns_allocation {
                     let ours = self
                         .marks
@@ -463,9 +509,10 @@ impl AsyncInfo {
             unsafe { std::ptr::write_unaligned(addr as *mut usize, value) };
         }
         self.staged.clear();
+        self.staged_buffers.clear();
         let removals = std::mem::take(&mut self.removals);
-        for &id in removals.as_slice() {
-            remove_if_unreferenced(&self.device, id, self.info);
+        for &(id, size) in removals.as_slice() {
+            remove_if_unreferenced(&self.device, id, size, self.info);
         }
         for (ptr, kind) in std::mem::take(&mut self.frees) {
             let _ = self.device.free(ptr, kind, None);
@@ -503,7 +550,7 @@ struct Mark {
 }
 
 /// Removes entry `id` if nothing references it any more, and frees its memory.
-fn remove_if_unreferenced(device: &Device, id: EntryId, info: u32) {
+fn remove_if_unreferenced(device: &Device, id: EntryId, size: usize, info: u32) {
     let removed = {
         let mut table = lock(&device.table);
         match table.get(id) {
@@ -512,7 +559,7 @@ fn remove_if_unreferenced(device: &Device, id: EntryId, info: u32) {
         }
     };
     if let Some(e) = removed {
-        trace::removing(info, device.id, &e);
+        trace::removing(info, device.id, &e, size);
         if e.owns_allocation {
             let _ = device.free(e.tgt_alloc, AllocKind::Device, None);
         }

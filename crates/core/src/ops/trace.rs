@@ -72,6 +72,10 @@ pub enum Region {
     DataBegin,
     DataEnd,
     DataUpdate,
+    /// The `nowait` forms of the three data constructs (`__tgt_target_data_*_nowait_mapper`).
+    DataBeginNowait,
+    DataEndNowait,
+    DataUpdateNowait,
     Kernel,
 }
 
@@ -82,6 +86,11 @@ impl Region {
             Region::DataBegin => "Entering OpenMP data region with being_mapper",
             Region::DataEnd => "Exiting OpenMP data region with end_mapper",
             Region::DataUpdate => "Updating data within the OpenMP data region with update_mapper",
+            Region::DataBeginNowait => "Entering OpenMP data region with being_nowait_mapper",
+            Region::DataEndNowait => "Exiting OpenMP data region with end_nowait_mapper",
+            Region::DataUpdateNowait => {
+                "Updating data within the OpenMP data region with update_nowait_mapper"
+            }
             Region::Kernel => "Entering OpenMP kernel",
         }
     }
@@ -257,18 +266,18 @@ pub fn creating(level: u32, device: usize, e: &Entry) {
     );
 }
 
-/// 0x08: a mapping went away.
-pub fn removing(level: u32, device: usize, e: &Entry) {
+/// 0x08: a mapping went away. `size` is that of the list item whose exit removed it, which
+/// LLVM prints (not the entry's own size).
+pub fn removing(level: u32, device: usize, e: &Entry, size: usize) {
     if level & info::MAPPING_CHANGED == 0 {
         return;
     }
     device_info(
         device,
         format_args!(
-            "Removing map entry with HstPtrBegin={}, TgtPtrBegin={}, Size={}, Name={}",
+            "Removing map entry with HstPtrBegin={}, TgtPtrBegin={}, Size={size}, Name={}",
             Addr(e.host_begin),
             Addr(e.tgt_begin),
-            e.size(),
             var_name(e.name)
         ),
     );
@@ -308,6 +317,41 @@ pub fn transfer(
             ),
         );
     }
+}
+
+/// 0x20: a copy LLVM makes without naming a mapping (first-private data, `omp_target_memcpy`):
+/// its `Name` is that of the entry LLVM's lookup of the host range settles on, mapped or not
+/// (`MappingTable::lookup_for_trace`). Locks the device's table, so only when the bit is set.
+pub fn transfer_looked_up(
+    level: u32,
+    dev: &Device,
+    to_device: bool,
+    host: usize,
+    tgt: usize,
+    size: usize,
+) {
+    if level & info::DATA_TRANSFER == 0 {
+        return;
+    }
+    let name = lock(&dev.table)
+        .lookup_for_trace(host, size)
+        .and_then(|e| e.name);
+    transfer(level, dev.id, to_device, host, tgt, size, name);
+}
+
+/// 0x40: a list item with no device counterpart (LLVM's `OMP_INFOTYPE_EMPTY_MAPPING`, e.g.
+/// `use_device_ptr` of a pointer nothing is mapped at).
+pub fn empty_mapping(level: u32, device: usize, name: Option<&CStr>) {
+    if level & info::EMPTY_MAPPING == 0 {
+        return;
+    }
+    device_info(
+        device,
+        format_args!(
+            "variable {} does not have a valid device counterpart",
+            var_name(name)
+        ),
+    );
 }
 
 /// 0x10: a kernel launch, as LLVM's plugins print it.

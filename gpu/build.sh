@@ -112,7 +112,10 @@ fi
 
 # ---------------------------------------------------------------- directives
 # Same rules as crates/abi/tests/conformance.rs: only the leading run of `//` and blank lines.
-# Prints five tab-separated fields: env, args, flags, shared-lib, cflags ("-" when empty).
+# Prints six tab-separated fields: env, args, flags, shared-lib, cflags, tool ("-" when
+# empty). A TOOL (an OMPT tool library, built into bin/) adds
+# OMP_TOOL_LIBRARIES=@TOOLS@/libNAME.so to the environment; gpu/run.sh puts bin/'s absolute
+# path in place of @TOOLS@. EXTENSION (a feature LLVM 19 lacks) is checked as a DIVERGENCE.
 directives() {
   awk '
     !/^\/\// && !/^[ \t\r]*$/ { exit }
@@ -123,15 +126,18 @@ directives() {
       else if (l == "STDERR") stderr = 1
       else if (l ~ /^SHARED-LIB:/) { lib = substr(l, 12); gsub(/^[ \t]+|[ \t]+$/, "", lib) }
       else if (l ~ /^ARGS:/) { r = substr(l, 6); gsub(/^[ \t]+|[ \t]+$/, "", r); gsub(/[ \t]+/, " ", r); args = r }
-      else if (l ~ /^DIVERGENCE:/) div = 1
+      else if (l ~ /^DIVERGENCE:/ || l ~ /^EXTENSION:/) div = 1
       else if (l ~ /^CFLAGS:/) { r = substr(l, 8); gsub(/^[ \t]+|[ \t]+$/, "", r); gsub(/[ \t]+/, " ", r); cflags = r }
+      else if (l ~ /^TOOL:/) { tool = substr(l, 6); gsub(/^[ \t]+|[ \t]+$/, "", tool) }
     }
     END {
+      if (tool != "") { t = tool; sub(/\.c$/, "", t); env = env (env == "" ? "" : " ") "OMP_TOOL_LIBRARIES=@TOOLS@/lib" t ".so" }
       flags = ""
       if (stderr) flags = "STDERR"
       if (div) flags = flags (flags == "" ? "" : ",") "DIVERGENCE"
-      printf "%s\t%s\t%s\t%s\t%s\n", (env == "" ? "-" : env), (args == "" ? "-" : args),
-        (flags == "" ? "-" : flags), (lib == "" ? "-" : lib), (cflags == "" ? "-" : cflags)
+      printf "%s\t%s\t%s\t%s\t%s\t%s\n", (env == "" ? "-" : env), (args == "" ? "-" : args),
+        (flags == "" ? "-" : flags), (lib == "" ? "-" : lib), (cflags == "" ? "-" : cflags),
+        (tool == "" ? "-" : tool)
     }' "$1"
 }
 
@@ -154,13 +160,18 @@ compile() { # ABI LABEL cc-args...: on failure the error goes to compile-failure
 
 # A source is a shared library when a program names it in SHARED-LIB. (The cargo harness
 # skips every name ending in _lib.c, which also drops the program reg_shared_lib.c.)
-libs_named=" $(for s in tests/c/*.c tests/c/*.cpp; do directives "$s" | cut -f4; done | sort -u | tr '\n' ' ')"
+libs_named=" $(for s in tests/c/*.c tests/c/*.cpp; do directives "$s" | cut -f4,6; done | tr '\t' '\n' | sort -u | tr '\n' ' ')"
+# OMPT tools are plain host libraries (no offloading), built once into bin/.
+for t in $(for s in tests/c/*.c tests/c/*.cpp; do directives "$s" | cut -f6; done | sort -u); do
+  [[ $t == - ]] && continue
+  clang-19 -shared -fPIC -O1 -g0 "tests/c/$t" -o "$out/bin/lib${t%.c}.so" || { echo "== tool $t" >> "$fails"; nfail=$((nfail + 1)); }
+done
 echo "== conformance programs (${abis[*]}, target $target)"
 for src in tests/c/*.c tests/c/*.cpp; do
   base=$(basename "$src")
   [[ $libs_named == *" $base "* ]] && continue
   name=${base%.*}
-  IFS=$'\t' read -r env args flags lib cflags < <(directives "$src")
+  IFS=$'\t' read -r env args flags lib cflags _ < <(directives "$src")
   cflag_args=(); [[ $cflags != - ]] && read -r -a cflag_args <<< "$cflags"
   printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$env" "$args" "$flags" "$lib" >> "$manifest"
   if [[ $flags == *DIVERGENCE* ]]; then

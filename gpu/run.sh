@@ -45,6 +45,7 @@ run_prog() {
   local tag=$1 bin=$2 libdir=$3 name=$4 envs=$5 args=$6
   shift 6
   local p=$W/r/$name.$tag e=() a=()
+  envs=${envs//@TOOLS@/$G/bin}  # OMPT tool libraries (build.sh's TOOL directive)
   [[ $envs != - ]] && read -ra e <<< "$envs"
   [[ $args != - ]] && read -ra a <<< "$args"
   rm -f "$p".trace.*

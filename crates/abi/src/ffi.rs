@@ -31,6 +31,53 @@ macro_rules! export {
 }
 pub(crate) use export;
 
+/// [`export!`] for an entry point whose caller's return address tools see (OMPT's
+/// `codeptr_ra`): on x86_64 the exported symbol is a four-instruction trampoline that stores
+/// its return address in a thread-local word (`ompt::return_address`) and jumps to the Rust
+/// function, which is not exported under its own name.
+macro_rules! export_ra {
+    (
+        $(#[$meta:meta])*
+        fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty = $fail:expr; $body:block
+    ) => {
+        $(#[$meta])*
+        #[cfg_attr(not(target_arch = "x86_64"), unsafe(no_mangle))]
+        #[allow(clippy::missing_safety_doc)]
+        pub unsafe extern "C" fn $name($($arg: $ty),*) -> $ret {
+            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| -> $ret { $body })) {
+                Ok(v) => v,
+                Err(payload) => {
+                    $crate::ffi::report_panic(stringify!($name), payload);
+                    $fail
+                }
+            }
+        }
+        #[cfg(target_arch = "x86_64")]
+        std::arch::global_asm!(
+            concat!(".pushsection .text.omptarget_ra.", stringify!($name), ",\"ax\",@progbits"),
+            concat!(".globl ", stringify!($name)),
+            concat!(".type ", stringify!($name), ",@function"),
+            ".p2align 4",
+            concat!(stringify!($name), ":"),
+            // rax and r11 carry no argument of these (non-variadic) functions.
+            "mov rax, qword ptr [rsp]",
+            "mov r11, qword ptr [rip + omptarget_rs_codeptr@gottpoff]",
+            "mov qword ptr fs:[r11], rax",
+            "jmp {target}",
+            concat!(".size ", stringify!($name), ", .-", stringify!($name)),
+            ".popsection",
+            target = sym $name,
+        );
+    };
+    (
+        $(#[$meta:meta])*
+        fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $body:block
+    ) => {
+        export_ra!($(#[$meta])* fn $name($($arg: $ty),*) -> () = (); $body);
+    };
+}
+pub(crate) use export_ra;
+
 /// Defines entry points that exist (programs and libomp look them up) but are not implemented
 /// yet: each says so and returns its failure value.
 macro_rules! unsupported {

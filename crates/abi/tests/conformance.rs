@@ -20,6 +20,10 @@
 //!   for bad input that LLVM 19 crashes on and we refuse with a fatal error
 //! - `// OURS-STDERR: text`   our stderr (addresses normalised) must contain this line: the
 //!   message that says why, where LLVM 19 prints nothing useful (repeatable)
+//! - `// EXTENSION: why`      a feature LLVM 19 lacks (OMPT device tracing): checked as a
+//!   divergence (ours prints `NAME.expected`, LLVM does not)
+//! - `// TOOL: x_tool.c`      build `tests/c/x_tool.c` as an OMPT tool library and load it in both
+//!   runs through `OMP_TOOL_LIBRARIES` (a source named by such a directive is not a test itself)
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -68,6 +72,7 @@ struct Directives {
     divergence: Option<String>,
     status: Option<String>,
     ours_stderr: Vec<String>,
+    tool: Option<String>,
 }
 
 fn directives(src: &str) -> Directives {
@@ -97,6 +102,10 @@ fn directives(src: &str) -> Directives {
             d.status = Some(rest.trim().into());
         } else if let Some(rest) = line.strip_prefix("OURS-STDERR:") {
             d.ours_stderr.push(rest.trim().into());
+        } else if let Some(rest) = line.strip_prefix("EXTENSION:") {
+            d.divergence = Some(format!("an extension LLVM 19 lacks: {}", rest.trim()));
+        } else if let Some(rest) = line.strip_prefix("TOOL:") {
+            d.tool = Some(rest.trim().into());
         }
     }
     d
@@ -216,11 +225,37 @@ fn loaded_library(trace_prefix: &Path) -> Option<PathBuf> {
     found
 }
 
+/// Builds an OMPT tool library (plain C, no offloading) as `build/lib<stem>.so`.
+fn compile_tool(src: &Path, out: &Path) -> Result<(), String> {
+    let output = Command::new("clang-19")
+        .args(["-shared", "-fPIC", "-O1", "-g0", "-Wall", "-Werror"])
+        .arg(src)
+        .arg("-o")
+        .arg(out)
+        .output()
+        .map_err(|e| format!("cannot run clang-19: {e}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "compiling the tool {} failed:\n{}",
+            src.display(),
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    Ok(())
+}
+
 fn check_program(src: &Path, build: &Path, ours: &Path) -> Result<(), String> {
     let text = std::fs::read_to_string(src).map_err(|e| e.to_string())?;
-    let d = directives(&text);
+    let mut d = directives(&text);
     let stem = src.file_stem().unwrap().to_string_lossy().into_owned();
     let exe = build.join(&stem);
+    if let Some(tool) = &d.tool {
+        // One library per program (programs are checked in parallel).
+        let so = build.join(format!("lib{stem}_tool.so"));
+        compile_tool(&src.parent().unwrap().join(tool), &so)?;
+        d.env
+            .push(("OMP_TOOL_LIBRARIES".into(), so.display().to_string()));
+    }
     let mut extra = Vec::new();
     if let Some(lib) = &d.shared_lib {
         let lib_src = src.parent().unwrap().join(lib);
@@ -332,10 +367,13 @@ fn c_programs_agree_with_llvm19() {
             name.ends_with(".c") || name.ends_with(".cpp")
         })
         .collect();
-    // A source is a shared library (not a test) exactly when a program names it.
+    // A source is a shared library or a tool (not a test) exactly when a program names it.
     let libraries: Vec<String> = sources
         .iter()
-        .filter_map(|p| directives(&std::fs::read_to_string(p).unwrap_or_default()).shared_lib)
+        .flat_map(|p| {
+            let d = directives(&std::fs::read_to_string(p).unwrap_or_default());
+            d.shared_lib.into_iter().chain(d.tool)
+        })
         .collect();
     let mut programs: Vec<PathBuf> = sources
         .into_iter()

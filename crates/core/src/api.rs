@@ -3,6 +3,7 @@
 use crate::error::{Error, Result};
 use crate::ops::trace;
 use crate::runtime::Runtime;
+use crate::tools::DataOpKind;
 use omptarget_plugin::{AllocKind, CopyKind};
 
 impl Runtime {
@@ -16,7 +17,15 @@ impl Runtime {
             return Ok(unsafe { libc_malloc(size as usize) } as usize);
         }
         let dev = self.device_unloaded(device)?;
-        dev.alloc(size as usize, kind, None)
+        let mut ptr = 0;
+        self.api_op(
+            &dev,
+            DataOpKind::Alloc,
+            (0, 0, size as usize),
+            &mut ptr,
+            || dev.alloc(size as usize, kind, None),
+        )?;
+        Ok(ptr)
     }
 
     /// `omp_target_free` and `llvm_omp_target_free_*`.
@@ -30,7 +39,9 @@ impl Runtime {
             return Ok(());
         }
         let dev = self.device_unloaded(device)?;
-        dev.free(ptr, kind, None)
+        self.api_op(&dev, DataOpKind::Delete, (ptr, 0, 0), &mut 0, || {
+            dev.free(ptr, kind, None).map(|_| 0)
+        })
     }
 
     /// `omp_target_is_present`.
@@ -95,17 +106,15 @@ impl Runtime {
             (false, true) => {
                 let dev = self.device_unloaded(dst_device)?;
                 let mut ai = self.async_info(&dev);
-                let q = ai.queue()?;
                 trace::transfer_looked_up(self.info_level(), &dev, true, src, dst, length);
-                dev.copy(CopyKind::HostToDevice, dst, src, length, Some(q))?;
+                ai.copy(&dev, CopyKind::HostToDevice, dst, src, length)?;
                 ai.synchronize()
             }
             (true, false) => {
                 let dev = self.device_unloaded(src_device)?;
                 let mut ai = self.async_info(&dev);
-                let q = ai.queue()?;
                 trace::transfer_looked_up(self.info_level(), &dev, false, dst, src, length);
-                dev.copy(CopyKind::DeviceToHost, dst, src, length, Some(q))?;
+                ai.copy(&dev, CopyKind::DeviceToHost, dst, src, length)?;
                 ai.synchronize()
             }
             (false, false) => {
@@ -116,8 +125,7 @@ impl Runtime {
                 // traces).
                 if src_device == dst_device && sdev.backend()?.peer_id().is_some() {
                     let mut ai = self.async_info(&sdev);
-                    let q = ai.queue()?;
-                    sdev.copy(CopyKind::DeviceToDevice, dst, src, length, Some(q))?;
+                    ai.copy(&sdev, CopyKind::DeviceToDevice, dst, src, length)?;
                     return ai.synchronize();
                 }
                 // Between devices of one backend with a direct path (CUDA peer copies).
@@ -143,14 +151,12 @@ impl Runtime {
                 let mut staging = vec![0u8; length];
                 let stage = staging.as_mut_ptr() as usize;
                 let mut ai = self.async_info(&sdev);
-                let q = ai.queue()?;
                 trace::transfer_looked_up(self.info_level(), &sdev, false, stage, src, length);
-                sdev.copy(CopyKind::DeviceToHost, stage, src, length, Some(q))?;
+                ai.copy(&sdev, CopyKind::DeviceToHost, stage, src, length)?;
                 ai.synchronize()?;
                 let mut ai = self.async_info(&ddev);
-                let q = ai.queue()?;
                 trace::transfer_looked_up(self.info_level(), &ddev, true, stage, dst, length);
-                ddev.copy(CopyKind::HostToDevice, dst, stage, length, Some(q))?;
+                ai.copy(&ddev, CopyKind::HostToDevice, dst, stage, length)?;
                 ai.synchronize()
             }
         }
@@ -190,6 +196,19 @@ impl Runtime {
             )));
         }
         let dev = self.device_unloaded(device)?;
+        let what = (host, tgt, size);
+        self.api_op(&dev, DataOpKind::Associate, what, &mut 0, || {
+            self.associate(&dev, host, tgt, size).map(|_| 0)
+        })
+    }
+
+    fn associate(
+        &self,
+        dev: &crate::device::Device,
+        host: usize,
+        tgt: usize,
+        size: usize,
+    ) -> Result<()> {
         let mut table = crate::device::lock(&dev.table);
         if let Some(e) = table.get(host) {
             if e.host_end == host + size && e.tgt_begin == tgt {
@@ -224,6 +243,12 @@ impl Runtime {
     /// `omp_target_disassociate_ptr`.
     pub fn disassociate_ptr(&self, host: usize, device: i64) -> Result<()> {
         let dev = self.device_unloaded(device)?;
+        self.api_op(&dev, DataOpKind::Disassociate, (host, 0, 0), &mut 0, || {
+            self.disassociate(&dev, host).map(|_| 0)
+        })
+    }
+
+    fn disassociate(&self, dev: &crate::device::Device, host: usize) -> Result<()> {
         let mut table = crate::device::lock(&dev.table);
         let Some(e) = table.get(host) else {
             return Err(Error::InvalidArgument("Association not found".into()));

@@ -26,6 +26,9 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 struct LoadedBinary {
     key: usize,
     module: Option<ModuleId>,
+    /// Where the loaded image lies in the program and its size, for tools
+    /// (`ompt_callback_device_load`).
+    image: Option<(usize, usize)>,
     /// The binary's kernels and globals (with their device addresses) in the kernel table and
     /// the mapping table.
     kernels: Vec<(OffloadEntry, KernelId)>,
@@ -43,6 +46,8 @@ struct ImageCopy {
 
 struct OwnedImage {
     bytes: Vec<u8>,
+    /// The address of the program's copy.
+    host_addr: usize,
     triple: Option<String>,
     arch: Option<String>,
 }
@@ -62,6 +67,7 @@ impl ImageCopy {
             })
             .map(|i| OwnedImage {
                 bytes: i.bytes.to_vec(),
+                host_addr: i.bytes.as_ptr() as usize,
                 triple: i.triple.map(str::to_owned),
                 arch: i.arch.map(str::to_owned),
             });
@@ -231,9 +237,10 @@ impl Device {
         num_devices: usize,
         info: u32,
         unified_shared_memory: bool,
-    ) -> Result<()> {
+    ) -> Result<Vec<(usize, usize, usize)>> {
+        let mut images = Vec::new();
         if self.loaded_generation() >= generation {
-            return Ok(());
+            return Ok(images);
         }
         let backend = self.backend()?;
         let todo: Vec<Arc<Binary>> = {
@@ -245,7 +252,7 @@ impl Device {
                     .unwrap_or_else(|e| e.into_inner());
             }
             if self.loaded_generation() >= generation {
-                return Ok(());
+                return Ok(images);
             }
             loads.busy = true;
             binaries
@@ -262,11 +269,14 @@ impl Device {
             else {
                 continue;
             };
-            self.install(backend, &binary, loaded);
+            let image = loaded.image;
+            if self.install(backend, &binary, loaded) {
+                images.extend(image.map(|(addr, len)| (binary.key, addr, len)));
+            }
         }
         self.loaded_generation
             .fetch_max(generation, Ordering::AcqRel);
-        Ok(())
+        Ok(images)
     }
 
     /// Loads `binary` on the backend, looks up its symbols and runs its constructors, with no
@@ -287,6 +297,7 @@ impl Device {
         let mut loaded = LoadedBinary {
             key: binary.key,
             module: None,
+            image: None,
             kernels: Vec::new(),
             globals: Vec::new(),
             dtors: Vec::new(),
@@ -308,6 +319,7 @@ impl Device {
             )
             .on(self.id, "loading the device image")?;
         loaded.module = Some(module);
+        loaded.image = Some((image.host_addr, image.bytes.len()));
         let mut ctors = Vec::new();
         let mut indirect_calls = IndirectCallTable::default();
         let looked_up = (|| {
@@ -387,16 +399,17 @@ impl Device {
     /// it loaded: then its image is unloaded again. Unregistration marks the binary before it
     /// looks for it here, and we check under the same lock it looks under, so the binary is
     /// either found and removed by it or never installed.
-    fn install(&self, backend: &dyn Backend, binary: &Binary, loaded: LoadedBinary) {
+    fn install(&self, backend: &dyn Backend, binary: &Binary, loaded: LoadedBinary) -> bool {
         let mut loads = lock(&self.loads);
         if !binary.is_registered() {
             drop(loads);
             self.discard(backend, loaded);
-            return;
+            return false;
         }
         let mut record = LoadedBinary {
             key: loaded.key,
             module: loaded.module,
+            image: loaded.image,
             kernels: Vec::new(),
             globals: Vec::new(),
             dtors: loaded.dtors,
@@ -417,6 +430,7 @@ impl Device {
             }
         }
         loads.records.push(record);
+        true
     }
 
     /// The name LLVM's `INFO` line gives a transfer at `[host, host + size)` while an image
@@ -471,7 +485,8 @@ impl Device {
 
     /// Removes what binary `key` put here: its kernels, its globals' mappings, then runs its
     /// destructors and unloads its image with no lock held.
-    pub(crate) fn unload_binary(&self, key: usize) {
+    /// Returns whether an image was unloaded.
+    pub(crate) fn unload_binary(&self, key: usize) -> bool {
         let Some(record) = ({
             let mut loads = lock(&self.loads);
             loads
@@ -480,9 +495,11 @@ impl Device {
                 .position(|l| l.key == key)
                 .map(|i| loads.records.remove(i))
         }) else {
-            return;
+            return false;
         };
-        let Ok(backend) = self.backend() else { return };
+        let Ok(backend) = self.backend() else {
+            return false;
+        };
         {
             let mut kernels = self.kernels.write().unwrap_or_else(|e| e.into_inner());
             for (entry, _) in &record.kernels {
@@ -495,7 +512,9 @@ impl Device {
                 table.remove(entry.addr);
             }
         }
+        let had_image = record.module.is_some();
         self.discard(backend, record);
+        had_image
     }
 
     /// Frees every remaining mapping and cached block (the last binary went away).

@@ -15,6 +15,7 @@ pub mod message;
 pub mod ops;
 pub mod requires;
 pub mod runtime;
+pub mod tools;
 
 pub use config::Config;
 pub use device::Device;

@@ -58,6 +58,8 @@ pub struct Runtime {
     pub(crate) requirements: Requirements,
     /// `LIBOMPTARGET_INFO`, changeable by `__tgt_set_info_flag`.
     info: AtomicU32,
+    /// Tool subscribers (OMPT) and their events.
+    pub tools: Arc<crate::tools::Tools>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -116,6 +118,7 @@ impl Runtime {
             policy: OnceLock::new(),
             requirements: Requirements::default(),
             info: AtomicU32::new(config.info),
+            tools: Arc::default(),
             config,
         }
     }
@@ -132,7 +135,12 @@ impl Runtime {
 
     /// The AsyncInfo of a construct on `dev`.
     pub fn async_info(&self, dev: &Arc<Device>) -> crate::ops::AsyncInfo {
-        crate::ops::AsyncInfo::with_options(dev, self.info_level(), self.config.map_force_atomic)
+        let tool = if self.tools.active() {
+            self.tool_ctx(dev)
+        } else {
+            None
+        };
+        crate::ops::AsyncInfo::with_tool(dev, self.info_level(), self.config.map_force_atomic, tool)
     }
 
     /// 0x04: every device's table after a construct.
@@ -185,6 +193,7 @@ impl Runtime {
             }
         }
         // Plugins with a compatible image contribute their devices, in registration order.
+        let mut new_devices = Vec::new();
         for (p, plugin) in self.plugins.iter().enumerate() {
             let compatible = images.iter().any(|i| {
                 plugin.is_compatible(&ImageInfo {
@@ -194,7 +203,7 @@ impl Runtime {
                 })
             });
             if compatible {
-                self.use_plugin(p);
+                new_devices.extend(self.use_plugin(p));
             }
         }
         let mut registry = self.registry.write().unwrap_or_else(|e| e.into_inner());
@@ -207,6 +216,8 @@ impl Runtime {
         self.generation.fetch_add(1, Ordering::AcqRel);
         drop(registry);
         self.enforce_unified_shared_memory();
+        // Tools hear of new devices with no runtime lock held (a tool may call back into us).
+        self.tools_devices_registered(&new_devices);
     }
 
     fn is_registered(&self, key: usize) -> bool {
@@ -214,11 +225,12 @@ impl Runtime {
         registry.binaries.iter().any(|b| b.key == key)
     }
 
-    fn use_plugin(&self, p: usize) {
+    /// Adds plugin `p`'s devices (once); returns the devices added.
+    fn use_plugin(&self, p: usize) -> Vec<Arc<Device>> {
         {
             let mut used = lock(&self.plugin_used);
             if used[p] {
-                return;
+                return Vec::new();
             }
             used[p] = true;
         }
@@ -236,10 +248,12 @@ impl Runtime {
             ready.push(device);
         }
         let mut devices = self.devices.write().unwrap_or_else(|e| e.into_inner());
+        let first = devices.len();
         for mut device in ready {
             device.id = devices.len();
             devices.push(Arc::new(device));
         }
+        devices[first..].to_vec()
     }
 
     /// Unregisters a binary (`__tgt_unregister_lib`): its images leave every device, and when
@@ -267,10 +281,15 @@ impl Runtime {
             }
         }
         for device in self.devices() {
-            device.unload_binary(key);
+            if device.unload_binary(key) {
+                self.tools_image_unloaded(&device, key);
+            }
             if last {
                 device.release_all_memory();
             }
+        }
+        if last {
+            self.tools_devices_finalized();
         }
     }
 
@@ -367,13 +386,15 @@ impl Runtime {
                 self.generation.load(Ordering::Acquire),
             )
         };
-        device.ensure_loaded(
+        let loaded = device.ensure_loaded(
             &binaries,
             generation,
             self.num_devices(),
             self.info_level(),
             self.requirements.unified_shared_memory(),
-        )
+        )?;
+        self.tools_images_loaded(device, &loaded);
+        Ok(())
     }
 
     /// The device without loading images (API calls that only touch memory).

@@ -31,6 +31,29 @@ pub struct ModuleId(pub usize);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct KernelId(pub usize);
 
+/// A point on a queue for device tracing: its device time is known at once on backends that
+/// finish each operation before returning, or once the queue's earlier work has completed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Timestamp {
+    /// Nanoseconds in the device's time base (see [`Device::device_time`]).
+    At(u64),
+    /// A backend token, given to [`Device::resolve_timestamp`] once the queue is done.
+    Pending(usize),
+}
+
+/// The host's monotonic clock in nanoseconds: the time base of every backend's device time
+/// (a backend with its own clock maps its times onto this one).
+pub fn host_clock_ns() -> u64 {
+    use std::sync::OnceLock;
+    use std::time::Instant;
+    // Instant is CLOCK_MONOTONIC on Linux; counted from a fixed origin so values fit a u64
+    // and stay comparable across devices.
+    static ORIGIN: OnceLock<Instant> = OnceLock::new();
+    let origin = *ORIGIN.get_or_init(Instant::now);
+    // Never 0, so a device time of 0 can mean "none" to a tool.
+    origin.elapsed().as_nanos() as u64 + 1
+}
+
 /// What kind of memory an allocation asks for (`omp_target_alloc` and the `llvm_omp_target_alloc_*`
 /// family).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -119,6 +142,11 @@ pub trait Plugin: Send + Sync {
 pub trait Device: Send + Sync {
     /// A description of the device.
     fn info(&self) -> DeviceInfo;
+    /// The kind of compute unit, as LLVM names it for tools (`ompt_callback_device_initialize`'s
+    /// `type`): `sm_90` for an NVIDIA GPU; the default is the host device's `generic-64bit`.
+    fn compute_unit_kind(&self) -> String {
+        "generic-64bit".into()
+    }
 
     /// Loads an image; the handle stays valid until [`Device::unload`].
     fn load(&self, image: &ImageInfo<'_>, env: &LoadEnv) -> Result<ModuleId>;
@@ -239,6 +267,30 @@ pub trait Device: Send + Sync {
     fn synchronize(&self, queue: QueueId) -> Result<()>;
     /// Whether everything queued on `queue` has finished, without blocking.
     fn query(&self, queue: QueueId) -> Result<bool>;
+
+    /// Marks the current end of `queue` (or now, without a queue) for device tracing: the
+    /// time when everything queued before it has run. Called only while a tool traces the
+    /// device. The default, the host clock now, is right for backends that finish each
+    /// operation before returning.
+    fn timestamp(&self, _queue: Option<QueueId>) -> Result<Timestamp> {
+        Ok(Timestamp::At(host_clock_ns()))
+    }
+    /// The device time of `ts` (see [`Device::device_time`]) once the work queued before it
+    /// has completed (its queue was synchronised or found done); releases what it held.
+    fn resolve_timestamp(&self, ts: Timestamp) -> Result<u64> {
+        match ts {
+            Timestamp::At(t) => Ok(t),
+            Timestamp::Pending(_) => Err(Error::new(
+                ErrorKind::InvalidArgument,
+                "this backend has no pending timestamps",
+            )),
+        }
+    }
+    /// The device's clock now, in nanoseconds of the host's monotonic clock
+    /// ([`host_clock_ns`]): device times of every backend share that base.
+    fn device_time(&self) -> u64 {
+        host_clock_ns()
+    }
 
     /// Creates an event.
     fn create_event(&self) -> Result<EventId>;

@@ -30,6 +30,7 @@ fn checked_device(rt: &Runtime, device: c_int) -> i64 {
 
 fn alloc(size: usize, device: c_int, kind: AllocKind) -> *mut c_void {
     let rt = runtime();
+    let _tools = super::ompt::api_call();
     if size == 0 || size > i64::MAX as usize {
         return std::ptr::null_mut();
     }
@@ -48,48 +49,49 @@ fn free(ptr: *mut c_void, device: c_int, kind: AllocKind) {
         return;
     }
     let rt = runtime();
+    let _tools = super::ompt::api_call();
     let id = checked_device(rt, device);
     if let Err(e) = rt.target_free(ptr as usize, id, kind) {
         report(format_args!("{e}"));
     }
 }
 
-export! {
+export_ra! {
     fn omp_target_alloc(size: usize, device: c_int) -> *mut c_void = std::ptr::null_mut(); {
         alloc(size, device, AllocKind::Device)
     }
 }
-export! {
+export_ra! {
     fn llvm_omp_target_alloc_device(size: usize, device: c_int) -> *mut c_void = std::ptr::null_mut(); {
         alloc(size, device, AllocKind::Device)
     }
 }
-export! {
+export_ra! {
     fn llvm_omp_target_alloc_host(size: usize, device: c_int) -> *mut c_void = std::ptr::null_mut(); {
         alloc(size, device, AllocKind::Host)
     }
 }
-export! {
+export_ra! {
     fn llvm_omp_target_alloc_shared(size: usize, device: c_int) -> *mut c_void = std::ptr::null_mut(); {
         alloc(size, device, AllocKind::Shared)
     }
 }
-export! {
+export_ra! {
     fn omp_target_free(ptr: *mut c_void, device: c_int) {
         free(ptr, device, AllocKind::Device)
     }
 }
-export! {
+export_ra! {
     fn llvm_omp_target_free_device(ptr: *mut c_void, device: c_int) {
         free(ptr, device, AllocKind::Device)
     }
 }
-export! {
+export_ra! {
     fn llvm_omp_target_free_host(ptr: *mut c_void, device: c_int) {
         free(ptr, device, AllocKind::Host)
     }
 }
-export! {
+export_ra! {
     fn llvm_omp_target_free_shared(ptr: *mut c_void, device: c_int) {
         free(ptr, device, AllocKind::Shared)
     }
@@ -158,6 +160,7 @@ fn memcpy(
         return OFFLOAD_FAIL;
     }
     let rt = runtime();
+    let _tools = super::ompt::api_call();
     let dst_id = checked_device(rt, dst_device);
     let src_id = checked_device(rt, src_device);
     match rt.target_memcpy(
@@ -177,7 +180,7 @@ fn memcpy(
     }
 }
 
-export! {
+export_ra! {
     fn omp_target_memcpy(dst: *mut c_void, src: *const c_void, length: usize, dst_offset: usize,
                          src_offset: usize, dst_device: c_int, src_device: c_int) -> c_int = OFFLOAD_FAIL; {
         memcpy(dst, src, length, dst_offset, src_offset, dst_device, src_device)
@@ -241,7 +244,7 @@ unsafe fn memcpy_rect(
     }
 }
 
-export! {
+export_ra! {
     fn omp_target_memcpy_rect(dst: *mut c_void, src: *const c_void, elem: usize, dims: c_int,
                               volume: *const usize, dst_offsets: *const usize,
                               src_offsets: *const usize, dst_dims: *const usize,
@@ -315,13 +318,13 @@ fn memset(ptr: *mut c_void, value: c_int, size: usize, device: c_int) -> *mut c_
     ptr
 }
 
-export! {
+export_ra! {
     fn omp_target_memset(ptr: *mut c_void, value: c_int, size: usize, device: c_int) -> *mut c_void = ptr; {
         memset(ptr, value, size, device)
     }
 }
 
-export! {
+export_ra! {
     fn omp_target_associate_ptr(host: *const c_void, device_ptr: *const c_void, size: usize,
                                 offset: usize, device: c_int) -> c_int = OFFLOAD_FAIL; {
         if host.is_null() || device_ptr.is_null() || size == 0 {
@@ -334,6 +337,7 @@ export! {
             report(format_args!("omp_target_associate_ptr: no associating with host"));
             return OFFLOAD_FAIL;
         }
+        let _tools = super::ompt::api_call();
         // The device address may wrap around (to 0, even): it is checked where it is used, as
         // LLVM 19 does, so a region that maps it fails with LLVM's words.
         match rt.associate_ptr(host as usize, (device_ptr as usize).wrapping_add(offset), size, id) {
@@ -346,7 +350,7 @@ export! {
     }
 }
 
-export! {
+export_ra! {
     fn omp_target_disassociate_ptr(host: *const c_void, device: c_int) -> c_int = OFFLOAD_FAIL; {
         if host.is_null() {
             report(format_args!("Call to omp_target_disassociate_ptr with invalid host_ptr"));
@@ -358,6 +362,7 @@ export! {
             report(format_args!("omp_target_disassociate_ptr: no associating with host"));
             return OFFLOAD_FAIL;
         }
+        let _tools = super::ompt::api_call();
         match rt.disassociate_ptr(host as usize, id) {
             Ok(()) => OFFLOAD_SUCCESS,
             Err(e) => {
@@ -368,7 +373,7 @@ export! {
     }
 }
 
-export! {
+export_ra! {
     /// Waits for the depend objects (through libomp), then copies. Completing before
     /// returning is a valid schedule of the asynchronous routine.
     fn omp_target_memcpy_async(dst: *mut c_void, src: *const c_void, length: usize,
@@ -386,7 +391,7 @@ export! {
     }
 }
 
-export! {
+export_ra! {
     fn omp_target_memcpy_rect_async(dst: *mut c_void, src: *const c_void, elem: usize,
                                     dims: c_int, volume: *const usize, dst_offsets: *const usize,
                                     src_offsets: *const usize, dst_dims: *const usize,
@@ -404,7 +409,7 @@ export! {
     }
 }
 
-export! {
+export_ra! {
     fn omp_target_memset_async(ptr: *mut c_void, value: c_int, size: usize, device: c_int,
                                ndeps: c_int, deps: *mut c_void) -> *mut c_void = ptr; {
         crate::host::wait_depend_objects(ndeps, deps);

@@ -79,6 +79,12 @@ fn data_op(
         None
     };
     let mut ai = begin_async(rt, &dev, slot);
+    let kind = match op {
+        DataOp::Begin => ConstructKind::EnterData,
+        DataOp::End => ConstructKind::ExitData,
+        DataOp::Update => ConstructKind::Update,
+    };
+    let region = ompt::begin(rt, &mut ai, kind, nowait);
     let r = match op {
         DataOp::Begin => rt.data_begin(&dev, &mut args, &mut ai),
         DataOp::End => rt.data_end(&dev, &args, &mut ai),
@@ -90,18 +96,19 @@ fn data_op(
         rt.dump_tables_after(&src);
     }
     outcome(rt, r.is_ok(), loc);
+    rt.end_construct(region);
 }
 
 macro_rules! data_entry_points {
     ($op:expr, $plain:ident, $nowait:ident, $mapper:ident, $nowait_mapper:ident) => {
-        export! {
+        export_ra! {
             fn $plain(device_id: i64, n: i32, bases: *mut *mut c_void, begins: *mut *mut c_void,
                       sizes: *mut i64, types: *mut i64) {
                 data_op($op, false, std::ptr::null(), device_id, n, bases, begins, sizes, types,
                         std::ptr::null_mut(), std::ptr::null_mut())
             }
         }
-        export! {
+        export_ra! {
             fn $nowait(device_id: i64, n: i32, bases: *mut *mut c_void, begins: *mut *mut c_void,
                        sizes: *mut i64, types: *mut i64, _dep_num: i32, _deps: *mut c_void,
                        _noalias_num: i32, _noalias: *mut c_void) {
@@ -111,14 +118,14 @@ macro_rules! data_entry_points {
                         std::ptr::null_mut(), std::ptr::null_mut())
             }
         }
-        export! {
+        export_ra! {
             fn $mapper(loc: *const Ident, device_id: i64, n: i32, bases: *mut *mut c_void,
                        begins: *mut *mut c_void, sizes: *mut i64, types: *mut i64,
                        names: *mut *mut c_void, mappers: *mut *mut c_void) {
                 data_op($op, false, loc, device_id, n, bases, begins, sizes, types, names, mappers)
             }
         }
-        export! {
+        export_ra! {
             fn $nowait_mapper(loc: *const Ident, device_id: i64, n: i32, bases: *mut *mut c_void,
                               begins: *mut *mut c_void, sizes: *mut i64, types: *mut i64,
                               names: *mut *mut c_void, mappers: *mut *mut c_void, _dep_num: i32,
@@ -233,6 +240,7 @@ fn target_kernel(
         None
     };
     let mut ai = begin_async(rt, &dev, slot);
+    let region = ompt::begin(rt, &mut ai, ConstructKind::Target, nowait);
     let r = rt.target(&dev, host_ptr as usize, &mut args, &config, &src, &mut ai);
     let r = end_async(ai, slot, r);
     if r.is_ok() {
@@ -240,6 +248,7 @@ fn target_kernel(
         rt.dump_tables_after(&src);
     }
     outcome(rt, r.is_ok(), loc);
+    rt.end_construct(region);
     if r.is_ok() {
         OFFLOAD_SUCCESS
     } else {
@@ -247,14 +256,14 @@ fn target_kernel(
     }
 }
 
-export! {
+export_ra! {
     fn __tgt_target_kernel(loc: *const Ident, device_id: i64, num_teams: i32, thread_limit: i32,
                            host_ptr: *mut c_void, kargs: *mut KernelArgs) -> c_int = OFFLOAD_FAIL; {
         target_kernel(false, loc, device_id, num_teams, thread_limit, host_ptr, kargs)
     }
 }
 
-export! {
+export_ra! {
     /// Inside a libomp target task the region's work is left running in the task's async
     /// handle and completed through `__tgt_target_nowait_query`; elsewhere it completes here.
     fn __tgt_target_kernel_nowait(loc: *const Ident, device_id: i64, num_teams: i32,
@@ -361,14 +370,14 @@ fn legacy_target(
     )
 }
 
-export! {
+export_ra! {
     fn __tgt_target(device_id: i64, host_ptr: *mut c_void, n: i32, bases: *mut *mut c_void,
                     begins: *mut *mut c_void, sizes: *mut i64, types: *mut i64) -> c_int = OFFLOAD_FAIL; {
         legacy_target(false, std::ptr::null(), device_id, host_ptr, n, bases, begins, sizes, types,
                       std::ptr::null_mut(), std::ptr::null_mut(), -1, 0)
     }
 }
-export! {
+export_ra! {
     fn __tgt_target_nowait(device_id: i64, host_ptr: *mut c_void, n: i32, bases: *mut *mut c_void,
                            begins: *mut *mut c_void, sizes: *mut i64, types: *mut i64, _dep_num: i32,
                            _deps: *mut c_void, _noalias_num: i32, _noalias: *mut c_void) -> c_int = OFFLOAD_FAIL; {
@@ -376,14 +385,14 @@ export! {
                       std::ptr::null_mut(), std::ptr::null_mut(), -1, 0)
     }
 }
-export! {
+export_ra! {
     fn __tgt_target_mapper(loc: *const Ident, device_id: i64, host_ptr: *mut c_void, n: i32,
                            bases: *mut *mut c_void, begins: *mut *mut c_void, sizes: *mut i64,
                            types: *mut i64, names: *mut *mut c_void, mappers: *mut *mut c_void) -> c_int = OFFLOAD_FAIL; {
         legacy_target(false, loc, device_id, host_ptr, n, bases, begins, sizes, types, names, mappers, -1, 0)
     }
 }
-export! {
+export_ra! {
     fn __tgt_target_nowait_mapper(loc: *const Ident, device_id: i64, host_ptr: *mut c_void, n: i32,
                                   bases: *mut *mut c_void, begins: *mut *mut c_void, sizes: *mut i64,
                                   types: *mut i64, names: *mut *mut c_void, mappers: *mut *mut c_void,
@@ -392,7 +401,7 @@ export! {
         legacy_target(true, loc, device_id, host_ptr, n, bases, begins, sizes, types, names, mappers, -1, 0)
     }
 }
-export! {
+export_ra! {
     fn __tgt_target_teams(device_id: i64, host_ptr: *mut c_void, n: i32, bases: *mut *mut c_void,
                           begins: *mut *mut c_void, sizes: *mut i64, types: *mut i64,
                           num_teams: i32, thread_limit: i32) -> c_int = OFFLOAD_FAIL; {
@@ -400,7 +409,7 @@ export! {
                       std::ptr::null_mut(), std::ptr::null_mut(), num_teams, thread_limit)
     }
 }
-export! {
+export_ra! {
     fn __tgt_target_teams_nowait(device_id: i64, host_ptr: *mut c_void, n: i32,
                                  bases: *mut *mut c_void, begins: *mut *mut c_void, sizes: *mut i64,
                                  types: *mut i64, num_teams: i32, thread_limit: i32, _dep_num: i32,
@@ -409,7 +418,7 @@ export! {
                       std::ptr::null_mut(), std::ptr::null_mut(), num_teams, thread_limit)
     }
 }
-export! {
+export_ra! {
     fn __tgt_target_teams_mapper(loc: *const Ident, device_id: i64, host_ptr: *mut c_void, n: i32,
                                  bases: *mut *mut c_void, begins: *mut *mut c_void, sizes: *mut i64,
                                  types: *mut i64, names: *mut *mut c_void, mappers: *mut *mut c_void,
@@ -418,7 +427,7 @@ export! {
                       num_teams, thread_limit)
     }
 }
-export! {
+export_ra! {
     fn __tgt_target_teams_nowait_mapper(loc: *const Ident, device_id: i64, host_ptr: *mut c_void,
                                         n: i32, bases: *mut *mut c_void, begins: *mut *mut c_void,
                                         sizes: *mut i64, types: *mut i64, names: *mut *mut c_void,

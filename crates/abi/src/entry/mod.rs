@@ -7,6 +7,7 @@
 mod api;
 mod interface;
 mod mapper;
+mod ompt;
 mod registration;
 mod tools;
 
@@ -17,13 +18,14 @@ pub use registration::*;
 pub use tools::*;
 
 use crate::ffi::{
-    BinDesc, Ident, KernelArgs, OffloadEntry32, OffloadEntryV20, export, unsupported,
+    BinDesc, Ident, KernelArgs, OffloadEntry32, OffloadEntryV20, export, export_ra, unsupported,
 };
 use omptarget_core::image::OffloadEntry;
 use omptarget_core::message::{fatal, report};
 use omptarget_core::ops::trace::{self, Region, SourceLoc};
 use omptarget_core::plugin::{AllocKind, LaunchConfig};
 use omptarget_core::runtime::default_plugins;
+use omptarget_core::tools::ConstructKind;
 use omptarget_core::{AsyncInfo, Config, Device, Error, MapArgs, Runtime};
 use std::cell::Cell;
 use std::ffi::{CStr, c_char, c_int, c_void};
@@ -39,14 +41,31 @@ static RUNTIME: OnceLock<Runtime> = OnceLock::new();
 /// It is built outside the `OnceLock`: building loads the CUDA driver and looks up libomp's
 /// symbols (both take the dynamic loader's lock), and a thread registering a library holds
 /// that lock while it asks for the runtime. If two threads build at once, the first stays.
+#[inline]
 pub fn runtime() -> &'static Runtime {
-    if let Some(rt) = RUNTIME.get() {
-        return rt;
+    match RUNTIME.get() {
+        Some(rt) => rt,
+        None => create_runtime(),
     }
+}
+
+/// Creates the runtime, then connects to libomp's OMPT (as LLVM does before initialising its
+/// devices), outside the runtime's initialisation: libomp may initialise itself then, and a
+/// tool call back into us.
+#[cold]
+fn create_runtime() -> &'static Runtime {
     let config = Config::from_env();
     let plugins = default_plugins(&config);
     let built = Runtime::new(config, plugins, Box::new(crate::host::Libomp::new()));
-    RUNTIME.get_or_init(|| built)
+    let mut created = false;
+    let rt = RUNTIME.get_or_init(|| {
+        created = true;
+        built
+    });
+    if created {
+        ompt::connect(rt);
+    }
+    rt
 }
 
 thread_local! {

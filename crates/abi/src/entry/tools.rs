@@ -1,11 +1,6 @@
-//! Tool interfaces: OMPT, interop and record/replay.
+//! Tool interfaces: interop and record/replay (OMPT is `ompt/`).
 
 use super::*;
-
-export! {
-    /// OMPT is not offered: libomp's connect call finds no tool here.
-    fn ompt_libomptarget_connect(_result: *mut c_void) {}
-}
 
 unsupported! {
     fn __tgt_activate_record_replay(device: i64, size: u64, vaddr: *mut c_void, record: bool,

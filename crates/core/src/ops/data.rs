@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::mapping::{Entry, EntryId, RefCount, ShadowPointer};
 use crate::message::{Addr, message, report, var_name};
 use crate::runtime::Runtime;
-use omptarget_plugin::{AllocKind, CopyKind};
+use omptarget_plugin::CopyKind;
 use std::ffi::CStr;
 
 const WORD: usize = std::mem::size_of::<usize>();
@@ -111,8 +111,7 @@ impl Runtime {
         } else if present {
             return Err(not_present("map type", it.begin, it.size));
         } else if it.size > 0 {
-            let queue = ai.queue()?;
-            let alloc = dev.alloc(it.size, AllocKind::Device, Some(queue))?;
+            let alloc = ai.alloc(dev, it.size, it.begin)?;
             let (dyn_refs, hold_refs) = if hold {
                 (RefCount::Finite(0), 1)
             } else {
@@ -156,11 +155,10 @@ impl Runtime {
             // its struct), not after the list item.
             trace::transfer(info, dev.id, true, it.begin, tgt, it.size, e.name);
             let shadows: Vec<ShadowPointer> = shadows_in(e, it.begin, it.size);
-            let queue = ai.queue()?;
             // The copy is issued with the table locked, so no other thread uses the entry
             // before its data is on its way.
-            let copied = dev
-                .copy(CopyKind::HostToDevice, tgt, it.begin, it.size, Some(queue))
+            let copied = ai
+                .copy(dev, CopyKind::HostToDevice, tgt, it.begin, it.size)
                 .and_then(|_| reattach(dev, &table, &shadows, ai));
             // A new entry is retired by the caller's rollback, after the queue's work.
             copied?;
@@ -445,9 +443,7 @@ impl Runtime {
         let always = ty & mt::ALWAYS != 0;
         if result.is_ok() && ty & mt::FROM != 0 && (always || is_last) && size != 0 {
             trace::transfer(info, dev.id, false, begin, tgt, size, e.name);
-            result = ai
-                .queue()
-                .and_then(|queue| dev.copy(CopyKind::DeviceToHost, begin, tgt, size, Some(queue)));
+            result = ai.copy(dev, CopyKind::DeviceToHost, begin, tgt, size);
             if result.is_ok() {
                 // Pointers inside the copied range keep their host values.
                 let e = table.get(id).expect("live entry");
@@ -578,17 +574,16 @@ impl Runtime {
             return Ok(());
         }
         let shadows = shadows_in(e, host, size);
-        let queue = ai.queue()?;
         if ty & mt::TO != 0 {
             trace::transfer(info, dev.id, true, host, tgt, size, name);
-            dev.copy(CopyKind::HostToDevice, tgt, host, size, Some(queue))?;
+            ai.copy(dev, CopyKind::HostToDevice, tgt, host, size)?;
             reattach(dev, &table, &shadows, ai)?;
             let e = table.get_mut(id).expect("live entry");
             ai.mark_pending(e, id)?;
         }
         if ty & mt::FROM != 0 {
             trace::transfer(info, dev.id, false, host, tgt, size, name);
-            dev.copy(CopyKind::DeviceToHost, host, tgt, size, Some(queue))?;
+            ai.copy(dev, CopyKind::DeviceToHost, host, tgt, size)?;
             ai.restores
                 .extend(shadows.iter().map(|s| (s.host_addr, s.host_value)));
         }

@@ -7,7 +7,7 @@ use crate::device::{Device, lock};
 use crate::error::{Error, Result};
 use crate::message::{Addr, report};
 use crate::runtime::Runtime;
-use omptarget_plugin::{AllocKind, CopyKind, LaunchConfig};
+use omptarget_plugin::{CopyKind, LaunchConfig};
 
 impl Runtime {
     /// Runs the region whose host id is `host_ptr` on `dev`. The caller synchronises `ai`.
@@ -130,12 +130,11 @@ impl Runtime {
                     .get(i + 1)
                     .is_some_and(|&t| t as u64 & mt::MEMBER_OF != 0);
                 if size > FIRSTPRIVATE_PACK_LIMIT || !first || followed_by_member {
-                    let queue = ai.queue()?;
-                    let ptr = dev.alloc(size.max(1), AllocKind::Device, Some(queue))?;
+                    let ptr = ai.alloc(dev, size.max(1), begin)?;
                     privates.push(ptr);
                     if first && size != 0 {
                         trace::transfer_looked_up(info, dev, true, begin, ptr, size);
-                        dev.copy(CopyKind::HostToDevice, ptr, begin, size, Some(queue))?;
+                        ai.copy(dev, CopyKind::HostToDevice, ptr, begin, size)?;
                     }
                     words.push(ptr.wrapping_add(offset));
                 } else {
@@ -191,7 +190,16 @@ impl Runtime {
         } else {
             config
         };
+        // A region without `teams` (clang passes -1) runs one team, as LLVM reports it.
+        let requested_teams = match config.num_teams[0] {
+            u32::MAX => 1,
+            n => n,
+        };
+        let submit = ai.submit_begin(backend, queue, requested_teams);
         let launched = backend.launch(kernel, words.as_slice(), config, queue);
+        ai.submit_end(backend, queue, submit, || {
+            backend.describe_launch(kernel, config).0
+        });
         // Printed once the backend prepared the launch (its own lines, like the launch
         // environment's copy, come first, as in LLVM).
         if info & crate::config::info::KERNEL_GEOMETRY != 0 {
@@ -230,12 +238,12 @@ impl Runtime {
             buffer[at..at + p.size].copy_from_slice(host);
             at += p.size;
         }
-        let queue = ai.queue()?;
-        let block = dev.alloc(size, AllocKind::Device, Some(queue))?;
-        privates.push(block);
+        // As LLVM, tools see the buffer as the host side of the allocation and the copy.
         let src = buffer.as_ptr() as usize;
+        let block = ai.alloc(dev, size, src)?;
+        privates.push(block);
         trace::transfer_looked_up(self.info_level(), dev, true, src, block, size);
-        let copied = dev.copy(CopyKind::HostToDevice, block, src, size, Some(queue));
+        let copied = ai.copy(dev, CopyKind::HostToDevice, block, src, size);
         ai.keep_until_synchronized(buffer);
         copied.map(|()| block)
     }

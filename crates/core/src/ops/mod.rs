@@ -11,7 +11,8 @@ pub use trace::dump_table;
 use crate::device::{Device, lock};
 use crate::error::{Error, Result};
 use crate::mapping::EntryId;
-use omptarget_plugin::{AllocKind, EventId, QueueId};
+use crate::tools::{DataOpKind, ToolCtx};
+use omptarget_plugin::{AllocKind, CopyKind, EventId, QueueId};
 use std::ffi::{CStr, c_char};
 use std::sync::Arc;
 
@@ -151,6 +152,8 @@ pub struct AsyncInfo {
     atomic: bool,
     /// The backend orders allocation and free on the queue (frees need not wait).
     stream_ordered: bool,
+    /// Tool events of this construct or routine; `None` when no tool listens.
+    pub(crate) tool: Option<Box<ToolCtx>>,
 }
 
 impl AsyncInfo {
@@ -161,6 +164,18 @@ impl AsyncInfo {
     /// An AsyncInfo that traces with `LIBOMPTARGET_INFO` bits `info` and orders other queues
     /// after its transfers when `atomic`.
     pub fn with_options(device: &Arc<Device>, info: u32, atomic: bool) -> Self {
+        Self::with_tool(device, info, atomic, None)
+    }
+
+    /// [`AsyncInfo::with_options`] with the tool state of a construct (built in place: an
+    /// AsyncInfo is large, and the hot path should not copy it).
+    #[inline]
+    pub(crate) fn with_tool(
+        device: &Arc<Device>,
+        info: u32,
+        atomic: bool,
+        tool: Option<Box<ToolCtx>>,
+    ) -> Self {
         let (stream_ordered, asynchronous) = device
             .backend()
             .map(|b| (b.orders_alloc_on_queue(), b.is_asynchronous()))
@@ -179,6 +194,7 @@ impl AsyncInfo {
             info,
             atomic: atomic && asynchronous,
             stream_ordered,
+            tool,
         }
     }
 
@@ -207,13 +223,12 @@ impl AsyncInfo {
                 name,
             );
         }
-        let queue = self.queue()?;
-        dev.copy(
-            omptarget_plugin::CopyKind::HostToDevice,
+        self.copy(
+            dev,
+            CopyKind::HostToDevice,
             tgt,
             src,
             std::mem::size_of::<usize>(),
-            Some(queue),
         )
     }
 
@@ -221,6 +236,87 @@ impl AsyncInfo {
     /// read it later).
     pub(crate) fn keep_until_synchronized(&mut self, buffer: Vec<u8>) {
         self.staged_buffers.push(buffer);
+    }
+
+    /// Allocates `size` bytes of device memory for host data at `host` on the construct's
+    /// queue (tools see a data operation).
+    pub(crate) fn alloc(&mut self, dev: &Device, size: usize, host: usize) -> Result<usize> {
+        let queue = self.queue()?;
+        let Some(t) = self.tool.as_deref_mut() else {
+            return dev.alloc(size, AllocKind::Device, Some(queue));
+        };
+        let backend = dev.backend()?;
+        let (host_dev, id) = (t.host_device, dev.id as i32);
+        let op = t.op_begin(
+            backend,
+            Some(queue),
+            DataOpKind::Alloc,
+            host,
+            host_dev,
+            0,
+            id,
+            size,
+        );
+        let r = dev.alloc(size, AllocKind::Device, Some(queue));
+        t.op_end(backend, Some(queue), op, Some(*r.as_ref().unwrap_or(&0)));
+        r
+    }
+
+    /// Copies `size` bytes on the construct's queue (tools see a data operation).
+    pub(crate) fn copy(
+        &mut self,
+        dev: &Device,
+        kind: CopyKind,
+        dst: usize,
+        src: usize,
+        size: usize,
+    ) -> Result<()> {
+        let queue = self.queue()?;
+        let Some(t) = self.tool.as_deref_mut() else {
+            return dev.copy(kind, dst, src, size, Some(queue));
+        };
+        traced_copy(t, dev, kind, dst, src, size, Some(queue))
+    }
+
+    /// Dispatches a kernel submission's begin event (tools).
+    pub(crate) fn submit_begin(
+        &mut self,
+        backend: &dyn omptarget_plugin::Device,
+        queue: QueueId,
+        requested_teams: u32,
+    ) -> Option<crate::tools::SubmitScope> {
+        self.tool
+            .as_deref_mut()?
+            .submit_begin(backend, Some(queue), requested_teams)
+    }
+
+    /// Ends a kernel submission; `granted_teams` (asked only when traced) is what the device
+    /// launched.
+    pub(crate) fn submit_end(
+        &mut self,
+        backend: &dyn omptarget_plugin::Device,
+        queue: QueueId,
+        scope: Option<crate::tools::SubmitScope>,
+        granted_teams: impl FnOnce() -> u32,
+    ) {
+        if let Some(t) = self.tool.as_deref_mut() {
+            t.submit_end(backend, Some(queue), scope, granted_teams);
+        }
+    }
+
+    /// Frees device memory, on `queue` or at once (tools see a data operation).
+    pub(crate) fn free_memory(
+        &mut self,
+        ptr: usize,
+        kind: AllocKind,
+        queue: Option<QueueId>,
+    ) -> Result<()> {
+        traced_free(&self.device, self.tool.as_deref_mut(), ptr, kind, queue)
+    }
+
+    /// Whether a tool listens to this construct's events.
+    pub fn has_tools(&self) -> bool {
+        self.tool.is_some()
     }
 
     /// The OpenMP number of the device this construct runs on.
@@ -291,6 +387,9 @@ impl AsyncInfo {
             self.device.release_queue(q);
         }
         self.finish();
+        if let Some(t) = self.tool.as_deref_mut() {
+            t.complete(self.device.backend().ok());
+        }
     }
 
     /// Undoes the construct's marks, before its queue returns to the pool (so a pending mark
@@ -328,7 +427,7 @@ impl AsyncInfo {
         }
         for &alloc in to_free.as_slice() {
             // Every construct that used it has completed.
-            let _ = self.device.free(alloc, AllocKind::Device, None);
+            let _ = self.free_memory(alloc, AllocKind::Device, None);
         }
     }
 
@@ -480,7 +579,7 @@ impl AsyncInfo {
                     }
                     let r = self
                         .queue()
-                        .and_then(|q| self.device.free(e.tgt_alloc, AllocKind::Device, Some(q)));
+                        .and_then(|q| self.free_memory(e.tgt_alloc, AllocKind::Device, Some(q)));
                     if result.is_ok() {
                         result = r;
                     }
@@ -495,7 +594,7 @@ impl AsyncInfo {
     pub(crate) fn free_after_use(&mut self, ptr: usize) -> Result<()> {
         if self.stream_ordered {
             let q = self.queue()?;
-            self.device.free(ptr, AllocKind::Device, Some(q))
+            self.free_memory(ptr, AllocKind::Device, Some(q))
         } else {
             self.frees.push((ptr, AllocKind::Device));
             Ok(())
@@ -512,10 +611,16 @@ impl AsyncInfo {
         self.staged_buffers.clear();
         let removals = std::mem::take(&mut self.removals);
         for &(id, size) in removals.as_slice() {
-            remove_if_unreferenced(&self.device, id, size, self.info);
+            remove_if_unreferenced(
+                &self.device,
+                id,
+                size,
+                self.info,
+                self.tool.as_deref_mut(),
+            );
         }
         for (ptr, kind) in std::mem::take(&mut self.frees) {
-            let _ = self.device.free(ptr, kind, None);
+            let _ = self.free_memory(ptr, kind, None);
         }
         for event in std::mem::take(&mut self.events) {
             self.device.release_event(event);
@@ -550,7 +655,13 @@ struct Mark {
 }
 
 /// Removes entry `id` if nothing references it any more, and frees its memory.
-fn remove_if_unreferenced(device: &Device, id: EntryId, size: usize, info: u32) {
+fn remove_if_unreferenced(
+    device: &Device,
+    id: EntryId,
+    size: usize,
+    info: u32,
+    tool: Option<&mut ToolCtx>,
+) {
     let removed = {
         let mut table = lock(&device.table);
         match table.get(id) {
@@ -561,7 +672,58 @@ fn remove_if_unreferenced(device: &Device, id: EntryId, size: usize, info: u32) 
     if let Some(e) = removed {
         trace::removing(info, device.id, &e, size);
         if e.owns_allocation {
-            let _ = device.free(e.tgt_alloc, AllocKind::Device, None);
+            let _ = traced_free(device, tool, e.tgt_alloc, AllocKind::Device, None);
         }
     }
+}
+
+/// `Device::free` with the tool events of a delete.
+fn traced_free(
+    device: &Device,
+    tool: Option<&mut ToolCtx>,
+    ptr: usize,
+    kind: AllocKind,
+    queue: Option<QueueId>,
+) -> Result<()> {
+    let Some(t) = tool else {
+        return device.free(ptr, kind, queue);
+    };
+    let backend = device.backend()?;
+    let op = t.op_begin(
+        backend,
+        queue,
+        DataOpKind::Delete,
+        ptr,
+        device.id as i32,
+        0,
+        -1,
+        0,
+    );
+    let r = device.free(ptr, kind, queue);
+    t.op_end(backend, queue, op, None);
+    r
+}
+
+/// `Device::copy` with the tool events of a transfer (a copy within one device is reported,
+/// as LLVM reports its device-to-device exchanges, as a transfer from the device).
+pub(crate) fn traced_copy(
+    t: &mut ToolCtx,
+    dev: &Device,
+    kind: CopyKind,
+    dst: usize,
+    src: usize,
+    size: usize,
+    queue: Option<QueueId>,
+) -> Result<()> {
+    let backend = dev.backend()?;
+    let (host, id) = (t.host_device, dev.id as i32);
+    let (op_kind, src_dev, dst_dev) = match kind {
+        CopyKind::HostToDevice => (DataOpKind::TransferToDevice, host, id),
+        CopyKind::DeviceToHost => (DataOpKind::TransferFromDevice, id, host),
+        CopyKind::DeviceToDevice => (DataOpKind::TransferFromDevice, id, id),
+    };
+    let op = t.op_begin(backend, queue, op_kind, src, src_dev, dst, dst_dev, size);
+    let r = dev.copy(kind, dst, src, size, queue);
+    t.op_end(backend, queue, op, None);
+    r
 }

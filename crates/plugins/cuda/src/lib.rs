@@ -610,6 +610,9 @@ struct DeviceEnvironment {
 }
 
 impl Device for CudaDevice {
+    fn compute_unit_kind(&self) -> String {
+        format!("sm_{}", self.arch)
+    }
     fn info(&self) -> DeviceInfo {
         let (major, minor) = (self.arch / 10, self.arch % 10);
         DeviceInfo {

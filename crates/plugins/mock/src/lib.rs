@@ -6,10 +6,10 @@
 
 use omptarget_plugin::{
     AllocKind, CopyKind, Device, DeviceInfo, DevicePtr, Error, ErrorKind, EventId, ImageInfo,
-    KernelId, LaunchConfig, LoadEnv, ModuleId, Plugin, QueueId, Result,
+    KernelId, LaunchConfig, LoadEnv, ModuleId, Plugin, QueueId, Result, Timestamp,
 };
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// The first bytes of an image this backend accepts.
@@ -80,6 +80,12 @@ pub enum Op {
         device: usize,
         event: EventId,
         queue: QueueId,
+    },
+    /// A tracing timestamp taken on a queue (resolved only after the queue is synchronised).
+    Timestamp {
+        device: usize,
+        queue: QueueId,
+        at: u64,
     },
     WaitEvent {
         device: usize,
@@ -214,6 +220,22 @@ pub struct MockState {
     pub peer_access: std::sync::atomic::AtomicBool,
     /// Whether kernels may use host addresses as they are (`unified_shared_memory`).
     pub unified_memory: std::sync::atomic::AtomicBool,
+    /// The mock's device clock (ns): every operation advances it by a fixed cost (see
+    /// [`cost`]), so traced durations are exact and tests can check them.
+    pub clock: AtomicU64,
+    /// Pending timestamps: token → (queue, its synchronisation count when taken, time).
+    stamps: Mutex<HashMap<usize, (QueueId, u64, u64)>>,
+    /// How often each queue was synchronised (or found done).
+    syncs: Mutex<HashMap<QueueId, u64>>,
+}
+
+/// What each operation costs on the mock's device clock, in nanoseconds.
+pub mod cost {
+    pub const ALLOC: u64 = 50;
+    pub const FREE: u64 = 20;
+    /// Plus one nanosecond per byte.
+    pub const COPY: u64 = 100;
+    pub const LAUNCH: u64 = 1000;
 }
 
 impl MockState {
@@ -225,6 +247,21 @@ impl MockState {
     }
     fn record(&self, op: Op) {
         self.log.lock().unwrap_or_else(|e| e.into_inner()).push(op);
+    }
+    fn tick(&self, ns: u64) {
+        self.clock.fetch_add(ns, Ordering::Relaxed);
+    }
+    fn synchronized(&self, queue: QueueId) {
+        *self
+            .syncs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(queue)
+            .or_insert(0) += 1;
+    }
+    /// Timestamps taken and not resolved yet.
+    pub fn pending_timestamps(&self) -> usize {
+        self.stamps.lock().unwrap_or_else(|e| e.into_inner()).len()
     }
     /// Makes the `nth` (1-based, counted from now) operation of `kind` fail.
     pub fn fail_nth(&self, kind: OpKind, nth: usize) {
@@ -342,6 +379,9 @@ impl MockPlugin {
                 busy: std::sync::atomic::AtomicBool::new(false),
                 peer_access: std::sync::atomic::AtomicBool::new(false),
                 unified_memory: std::sync::atomic::AtomicBool::new(false),
+                clock: AtomicU64::new(1_000_000),
+                stamps: Mutex::new(HashMap::new()),
+                syncs: Mutex::new(HashMap::new()),
             }),
         }
     }
@@ -466,6 +506,7 @@ impl Device for MockDevice {
             .next_addr
             .fetch_add(size.next_multiple_of(256), Ordering::Relaxed);
         self.state.memory.blocks().insert(ptr, vec![0xAB; size]);
+        self.state.tick(cost::ALLOC);
         self.state.record(Op::Alloc {
             device: self.index,
             ptr,
@@ -492,6 +533,7 @@ impl Device for MockDevice {
                 format!("mock: double or invalid free of {ptr:#x}"),
             ));
         }
+        self.state.tick(cost::FREE);
         self.state.record(Op::Free {
             device: self.index,
             ptr,
@@ -556,6 +598,7 @@ impl Device for MockDevice {
                 mem.with_bytes(dst, size, |d| d.copy_from_slice(&bytes))?;
             }
         }
+        self.state.tick(cost::COPY + size as u64);
         self.state.record(Op::Copy {
             device: self.index,
             kind,
@@ -640,6 +683,7 @@ impl Device for MockDevice {
         if let Some(f) = f {
             f(&self.state.memory, args);
         }
+        self.state.tick(cost::LAUNCH);
         self.state.record(Op::Launch {
             device: self.index,
             kernel: name,
@@ -666,6 +710,7 @@ impl Device for MockDevice {
             device: self.index,
             queue,
         });
+        self.state.synchronized(queue);
         Ok(())
     }
     fn query(&self, queue: QueueId) -> Result<bool> {
@@ -676,8 +721,69 @@ impl Device for MockDevice {
                 device: self.index,
                 queue,
             });
+            self.state.synchronized(queue);
         }
         Ok(done)
+    }
+    /// A pending timestamp on a queue, like a CUDA event: it may only be resolved after the
+    /// queue was synchronised (or found done), which catches a core that reads it too early.
+    fn timestamp(&self, queue: Option<QueueId>) -> Result<Timestamp> {
+        let at = self.state.clock.load(Ordering::Relaxed);
+        let Some(queue) = queue else {
+            return Ok(Timestamp::At(at));
+        };
+        let token = self.token();
+        let syncs = self
+            .state
+            .syncs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&queue)
+            .copied()
+            .unwrap_or(0);
+        self.state
+            .stamps
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(token, (queue, syncs, at));
+        self.state.record(Op::Timestamp {
+            device: self.index,
+            queue,
+            at,
+        });
+        Ok(Timestamp::Pending(token))
+    }
+    fn resolve_timestamp(&self, ts: Timestamp) -> Result<u64> {
+        let token = match ts {
+            Timestamp::At(t) => return Ok(t),
+            Timestamp::Pending(token) => token,
+        };
+        let mut stamps = self.state.stamps.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(&(queue, syncs, at)) = stamps.get(&token) else {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                format!("mock: unknown or already resolved timestamp {token}"),
+            ));
+        };
+        let now = self
+            .state
+            .syncs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&queue)
+            .copied()
+            .unwrap_or(0);
+        if now <= syncs {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                format!("mock: timestamp {token} resolved before its queue was synchronised"),
+            ));
+        }
+        stamps.remove(&token);
+        Ok(at)
+    }
+    fn device_time(&self) -> u64 {
+        self.state.clock.load(Ordering::Relaxed)
     }
     fn create_event(&self) -> Result<EventId> {
         self.state.check_fault(OpKind::CreateEvent)?;

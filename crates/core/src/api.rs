@@ -134,16 +134,7 @@ impl Runtime {
                     && let Some(peer) = ddev.backend()?.peer_id()
                 {
                     let mut ai = self.async_info(&sdev);
-                    let q = ai.queue()?;
-                    let direct = sdev
-                        .backend()?
-                        .copy_to_peer(dst, peer, src, length, q)
-                        .map_err(|source| Error::Device {
-                            device: sdev.id,
-                            what: "copying to another device",
-                            source,
-                        })?;
-                    if direct {
+                    if ai.copy_to_peer(dst, ddev.id, peer, src, length)? {
                         return ai.synchronize();
                     }
                 }

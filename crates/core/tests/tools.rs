@@ -392,3 +392,53 @@ fn without_a_subscriber_nothing_is_dispatched_and_constructs_carry_no_tool_state
     );
     ai.synchronize().unwrap();
 }
+
+#[test]
+fn a_direct_copy_between_devices_is_one_transfer_with_both_device_numbers() {
+    let fx = fixture(false, false, false);
+    fx.state
+        .peer_access
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let (p, q) = {
+        let _call = ApiCall::enter(0x111);
+        (
+            fx.rt.target_alloc(32, 0, AllocKind::Device).unwrap(),
+            fx.rt.target_alloc(32, 1, AllocKind::Device).unwrap(),
+        )
+    };
+    fx.tool.take();
+    {
+        let _call = ApiCall::enter(0x222);
+        fx.rt.target_memcpy(q, p, 32, 0, 0, 1, 0).unwrap();
+    }
+    assert_eq!(
+        fx.tool.take(),
+        [
+            format!(
+                "  begin TransferFromDevice src={p:#x}@0 dst={q:#x}@1 bytes=32 region=0 codeptr=0x222 op=7003"
+            ),
+            format!(
+                "  end TransferFromDevice src={p:#x}@0 dst={q:#x}@1 bytes=32 region=0 codeptr=0x222 op=7003"
+            ),
+        ]
+    );
+    // Without a direct path the copy is staged: a transfer from one device, then to the other.
+    fx.state
+        .peer_access
+        .store(false, std::sync::atomic::Ordering::SeqCst);
+    {
+        let _call = ApiCall::enter(0x333);
+        fx.rt.target_memcpy(q, p, 32, 0, 0, 1, 0).unwrap();
+    }
+    let kinds: Vec<String> = fx
+        .tool
+        .take()
+        .iter()
+        .filter(|l| l.contains("begin"))
+        .map(|l| l.split_whitespace().take(2).collect::<Vec<_>>().join(" "))
+        .collect();
+    assert_eq!(
+        kinds,
+        ["begin TransferFromDevice", "begin TransferToDevice"]
+    );
+}

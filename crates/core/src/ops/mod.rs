@@ -304,6 +304,40 @@ impl AsyncInfo {
         }
     }
 
+    /// Copies `size` bytes from `src` on this construct's device to `dst` on the device with
+    /// peer handle `peer` (OpenMP number `dst_device`), directly, on the construct's queue.
+    /// `Ok(false)`: no direct path (nothing happened, tools see nothing). Tools see a
+    /// transfer from the device with both device numbers, as LLVM reports its exchanges.
+    pub(crate) fn copy_to_peer(
+        &mut self,
+        dst: usize,
+        dst_device: usize,
+        peer: usize,
+        src: usize,
+        size: usize,
+    ) -> Result<bool> {
+        let q = self.queue()?;
+        let dev = self.device.clone();
+        let backend = dev.backend()?;
+        let err = |source| Error::Device {
+            device: dev.id,
+            what: "copying to another device",
+            source,
+        };
+        let Some(t) = self.tool.as_deref_mut() else {
+            return backend.copy_to_peer(dst, peer, src, size, q).map_err(err);
+        };
+        let start = t.stamp(backend, Some(q));
+        let direct = backend.copy_to_peer(dst, peer, src, size, q).map_err(err)?;
+        if direct {
+            let (from, to) = (dev.id as i32, dst_device as i32);
+            let mut op = t.op_begin_at(DataOpKind::TransferFromDevice, src, from, dst, to, size);
+            op.start = start;
+            t.op_end(backend, Some(q), op, None);
+        }
+        Ok(direct)
+    }
+
     /// Frees device memory, on `queue` or at once (tools see a data operation).
     pub(crate) fn free_memory(
         &mut self,

@@ -42,7 +42,7 @@ impl Drop for ApiCall {
 /// An operation between its begin and end events.
 pub(crate) struct OpScope {
     op: DataOp,
-    start: Option<Timestamp>,
+    pub(crate) start: Option<Timestamp>,
     thread: u64,
 }
 
@@ -105,6 +105,36 @@ impl ToolCtx {
         dst_device: i32,
         bytes: usize,
     ) -> OpScope {
+        let scope = self.op_begin_at(kind, src, src_device, dst, dst_device, bytes);
+        let start = if self.traced {
+            backend.timestamp(queue).ok()
+        } else {
+            None
+        };
+        OpScope { start, ..scope }
+    }
+
+    /// Marks the start of a traced operation on `queue` before it is known whether the
+    /// operation happens (its events follow with [`ToolCtx::op_begin_at`]).
+    pub(crate) fn stamp(&self, backend: &dyn Backend, queue: TimedQueue) -> Option<Timestamp> {
+        if self.traced {
+            backend.timestamp(queue).ok()
+        } else {
+            None
+        }
+    }
+
+    /// Dispatches the begin event of a data operation whose start (if traced) is set by the
+    /// caller.
+    pub(crate) fn op_begin_at(
+        &mut self,
+        kind: DataOpKind,
+        src: usize,
+        src_device: i32,
+        dst: usize,
+        dst_device: i32,
+        bytes: usize,
+    ) -> OpScope {
         let mut op = DataOp {
             kind,
             src,
@@ -119,14 +149,9 @@ impl ToolCtx {
         let region = self.region.as_deref();
         self.tools
             .each(|s| s.data_op(Endpoint::Begin, region, &mut op));
-        let start = if self.traced {
-            backend.timestamp(queue).ok()
-        } else {
-            None
-        };
         OpScope {
             op,
-            start,
+            start: None,
             thread: if self.traced { thread_id() } else { 0 },
         }
     }

@@ -1,6 +1,7 @@
 // TOOL: ompt_tool.c
 // OMPT callbacks (EMI) of every construct kind, compared with LLVM 19's: target regions with
-// each map type, scalars by value, enter/exit data (alloc, to, from, release, delete,
+// each map type, scalars by value, first-private arrays (packed into one buffer, as LLVM
+// does), enter/exit data (alloc, to, from, release, delete,
 // always), update to/from, target data with a nested region and use_device_ptr, a declare
 // target global, a pointer attached inside a struct, teams with and without num_teams, a
 // second device and the initial device (no callbacks: the region runs on the host). The
@@ -28,6 +29,11 @@ int main(void) {
     a[0] += b[0] + errors;
     c[0] = 5;
   }
+
+  printf("-- first-private arrays\n");
+  int f1[4] = {1, 2, 3, 4}, f2[2] = {5, 6};
+#pragma omp target firstprivate(f1, f2) map(tofrom : x)
+  { x = f1[3] + f2[1] - 7; }
 
   printf("-- enter data (to, alloc), update to/from, exit data (from, release, delete)\n");
 #pragma omp target enter data map(to : a) map(alloc : c)

@@ -645,13 +645,7 @@ impl AsyncInfo {
         self.staged_buffers.clear();
         let removals = std::mem::take(&mut self.removals);
         for &(id, size) in removals.as_slice() {
-            remove_if_unreferenced(
-                &self.device,
-                id,
-                size,
-                self.info,
-                self.tool.as_deref_mut(),
-            );
+            remove_if_unreferenced(&self.device, id, size, self.info, self.tool.as_deref_mut());
         }
         for (ptr, kind) in std::mem::take(&mut self.frees) {
             let _ = self.free_memory(ptr, kind, None);

@@ -7,38 +7,56 @@ use crate::tools::DataOpKind;
 use omptarget_plugin::{AllocKind, CopyKind};
 
 impl Runtime {
-    /// `omp_target_alloc` and `llvm_omp_target_alloc_*`. `Ok(0)` for a non-positive size.
-    pub fn target_alloc(&self, size: i64, device: i64, kind: AllocKind) -> Result<usize> {
-        if size <= 0 {
+    /// `omp_target_alloc` and `llvm_omp_target_alloc_*`. `Ok(0)` for size 0; a device that
+    /// refuses the size says so (`"PluginInterface" error: Failure to allocate device memory:
+    /// ...`, as LLVM 19 does; the initial device, as LLVM's, silently returns null).
+    pub fn target_alloc(&self, size: usize, device: i64, kind: AllocKind) -> Result<usize> {
+        if size == 0 {
             return Ok(0);
         }
         if device == self.initial_device() {
             // SAFETY: plain malloc; the caller frees with omp_target_free on the host device.
-            return Ok(unsafe { libc_malloc(size as usize) } as usize);
+            let p = unsafe { libc_malloc(size) } as usize;
+            if p != 0 {
+                crate::device::lock(&self.host_blocks).insert(p);
+            }
+            return Ok(p);
         }
         let dev = self.device_unloaded(device)?;
         let mut ptr = 0;
-        self.api_op(
-            &dev,
-            DataOpKind::Alloc,
-            (0, 0, size as usize),
-            &mut ptr,
-            || dev.alloc(size as usize, kind, None),
-        )?;
+        self.api_op(&dev, DataOpKind::Alloc, (0, 0, size), &mut ptr, || {
+            dev.alloc(size, kind, None)
+        })?;
+        crate::device::lock(&dev.api_blocks).insert(ptr);
         Ok(ptr)
     }
 
-    /// `omp_target_free` and `llvm_omp_target_free_*`.
+    /// `omp_target_free` and `llvm_omp_target_free_*`. Only a block `omp_target_alloc` gave
+    /// out and that is not freed yet is freed: anything else (a second free) is refused with
+    /// an error, where LLVM 19 frees it again (glibc aborts, or its memory manager hands the
+    /// block out twice).
     pub fn target_free(&self, ptr: usize, device: i64, kind: AllocKind) -> Result<()> {
         if ptr == 0 {
             return Ok(());
         }
+        let not_ours = |device: i64| {
+            Error::InvalidArgument(format!(
+                "omp_target_free: {} is not a block omp_target_alloc gave out on device {device}, or it was freed already: not freed",
+                crate::message::Addr(ptr)
+            ))
+        };
         if device == self.initial_device() {
-            // SAFETY: host-device memory came from malloc in target_alloc.
+            if !crate::device::lock(&self.host_blocks).remove(&ptr) {
+                return Err(not_ours(device));
+            }
+            // SAFETY: host-device memory came from malloc in target_alloc, freed once.
             unsafe { libc_free(ptr as *mut u8) };
             return Ok(());
         }
         let dev = self.device_unloaded(device)?;
+        if !crate::device::lock(&dev.api_blocks).remove(&ptr) {
+            return Err(not_ours(device));
+        }
         self.api_op(&dev, DataOpKind::Delete, (ptr, 0, 0), &mut 0, || {
             dev.free(ptr, kind, None).map(|_| 0)
         })

@@ -148,6 +148,9 @@ pub struct Device {
     /// Sizes of blocks served by the memory manager, so a free knows its class.
     cached_sizes: Mutex<HashMap<DevicePtr, usize>>,
     mm_threshold: usize,
+    /// Blocks `omp_target_alloc` handed out and not yet freed: a free of anything else (a
+    /// second free, above all) is refused instead of corrupting the allocator.
+    pub(crate) api_blocks: Mutex<std::collections::HashSet<DevicePtr>>,
 }
 
 impl std::fmt::Debug for Device {
@@ -182,6 +185,7 @@ impl Device {
             memory_manager: OnceLock::new(),
             cached_sizes: Mutex::new(HashMap::new()),
             mm_threshold: config.memory_manager_threshold,
+            api_blocks: Mutex::new(std::collections::HashSet::new()),
         }
     }
 
@@ -594,6 +598,27 @@ impl Device {
 
     /// Allocates device memory for a mapping or an API call.
     pub(crate) fn alloc(
+        &self,
+        size: usize,
+        kind: AllocKind,
+        queue: Option<QueueId>,
+    ) -> Result<DevicePtr> {
+        let r = self.alloc_unreported(size, kind, queue);
+        if let Err(Error::Device {
+            what: "allocating device memory",
+            source,
+            ..
+        }) = &r
+        {
+            // LLVM's line, with the backend's reason (size and device) in place of its own.
+            crate::message::plugin_error(format_args!(
+                "Failure to allocate device memory: {source}"
+            ));
+        }
+        r
+    }
+
+    fn alloc_unreported(
         &self,
         size: usize,
         kind: AllocKind,

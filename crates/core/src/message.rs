@@ -12,6 +12,12 @@ pub fn report(args: std::fmt::Arguments<'_>) {
     emit("omptarget error: ", args);
 }
 
+/// `"PluginInterface" error: ...`: LLVM's plugins report device failures (an allocation the
+/// device refused) with this prefix.
+pub fn plugin_error(args: std::fmt::Arguments<'_>) {
+    emit("\"PluginInterface\" error: ", args);
+}
+
 /// `omptarget: ...` (LLVM's `INFO` lines).
 pub fn info(args: std::fmt::Arguments<'_>) {
     emit("omptarget device 0 info: ", args);

@@ -60,6 +60,8 @@ pub struct Runtime {
     info: AtomicU32,
     /// Tool subscribers (OMPT) and their events.
     pub tools: Arc<crate::tools::Tools>,
+    /// Host memory `omp_target_alloc` gave out for the initial device (see `target_free`).
+    pub(crate) host_blocks: Mutex<std::collections::HashSet<usize>>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -119,6 +121,7 @@ impl Runtime {
             requirements: Requirements::default(),
             info: AtomicU32::new(config.info),
             tools: Arc::default(),
+            host_blocks: Mutex::new(std::collections::HashSet::new()),
             config,
         }
     }

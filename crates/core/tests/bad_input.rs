@@ -126,3 +126,22 @@ fn an_association_whose_device_address_is_null_fails_the_construct_that_maps_it(
     // A host range that wraps around cannot be associated at all.
     assert!(fx.rt.associate_ptr(usize::MAX - 3, 0x1000, 16, 0).is_err());
 }
+
+#[test]
+fn a_second_omp_target_free_is_refused_and_the_block_is_not_handed_out_twice() {
+    for (stream_ordered, asynchronous) in MODELS {
+        let fx = fixture(stream_ordered, asynchronous);
+        let kind = omptarget_core::plugin::AllocKind::Device;
+        let a = fx.rt.target_alloc(64, 0, kind).unwrap();
+        fx.rt.target_free(a, 0, kind).unwrap();
+        let err = fx.rt.target_free(a, 0, kind).unwrap_err();
+        assert!(matches!(err, Error::InvalidArgument(_)), "{err:?}");
+        let b = fx.rt.target_alloc(64, 0, kind).unwrap();
+        let c = fx.rt.target_alloc(64, 0, kind).unwrap();
+        assert_ne!(b, c, "one block handed out twice");
+        // A pointer omp_target_alloc never gave out is refused as well.
+        assert!(fx.rt.target_free(b + 8, 0, kind).is_err());
+        fx.rt.target_free(b, 0, kind).unwrap();
+        fx.rt.target_free(c, 0, kind).unwrap();
+    }
+}

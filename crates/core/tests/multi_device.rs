@@ -138,12 +138,8 @@ fn memcpy_rect_between_devices_moves_every_row_directly() {
     let (rt, state, _) = runtime(2);
     state.peer_access.store(true, Ordering::Relaxed);
     let grid: Vec<u8> = (0..16 * 16 * 4).map(|i| (i % 251) as u8).collect();
-    let a = rt
-        .target_alloc(grid.len() as i64, 0, AllocKind::Device)
-        .unwrap();
-    let b = rt
-        .target_alloc(grid.len() as i64, 1, AllocKind::Device)
-        .unwrap();
+    let a = rt.target_alloc(grid.len(), 0, AllocKind::Device).unwrap();
+    let b = rt.target_alloc(grid.len(), 1, AllocKind::Device).unwrap();
     fill(&rt, a, 0, &grid);
     fill(&rt, b, 1, &vec![0u8; grid.len()]);
     state.clear_log();

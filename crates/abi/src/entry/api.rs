@@ -31,12 +31,17 @@ fn checked_device(rt: &Runtime, device: c_int) -> i64 {
 fn alloc(size: usize, device: c_int, kind: AllocKind) -> *mut c_void {
     let rt = runtime();
     let _tools = super::ompt::api_call();
-    if size == 0 || size > i64::MAX as usize {
+    if size == 0 {
         return std::ptr::null_mut();
     }
     let id = checked_device(rt, device);
-    match rt.target_alloc(size as i64, id, kind) {
+    match rt.target_alloc(size, id, kind) {
         Ok(p) => p as *mut c_void,
+        // The device's refusal was reported where it happened, in LLVM's words.
+        Err(Error::Device {
+            what: "allocating device memory",
+            ..
+        }) => std::ptr::null_mut(),
         Err(e) => {
             report(format_args!("{e}"));
             std::ptr::null_mut()

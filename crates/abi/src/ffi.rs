@@ -180,6 +180,8 @@ pub struct KernelArgs {
 }
 
 const _: () = assert!(std::mem::size_of::<KernelArgs>() == 104);
-const _: () = assert!(std::mem::size_of::<OffloadEntry32>() == 32);
-const _: () = assert!(std::mem::size_of::<OffloadEntryV20>() == 56);
+const _: () =
+    assert!(std::mem::size_of::<OffloadEntry32>() == omptarget_core::image::ENTRY_SIZE_32);
+const _: () =
+    assert!(std::mem::size_of::<OffloadEntryV20>() == omptarget_core::image::ENTRY_SIZE_V20);
 const _: () = assert!(std::mem::size_of::<BinDesc>() == 32);

@@ -104,13 +104,29 @@ impl Drop for LoadingGuard<'_> {
 /// `addr`) forever. `false` when the same global is already mapped (weak symbols in several
 /// images: the first mapping wins).
 fn map_global(table: &mut MappingTable, entry: &OffloadEntry, addr: DevicePtr) -> bool {
-    if table.lookup(entry.addr, entry.size).contained {
+    let l = table.lookup(entry.addr, entry.size);
+    if l.contained {
         return false;
     }
+    let Some(end) = entry
+        .addr
+        .checked_add(entry.size)
+        .filter(|_| l.entry.is_none())
+    else {
+        // A corrupt entry table: a global that wraps around the address space or overlaps
+        // another one cannot be mapped.
+        report(format_args!(
+            "the global '{}' at {} ({} bytes) overlaps another mapping or the end of memory; not mapped",
+            entry.name_str(),
+            Addr(entry.addr),
+            entry.size
+        ));
+        return false;
+    };
     table.insert(Entry {
         host_base: entry.addr,
         host_begin: entry.addr,
-        host_end: entry.addr + entry.size,
+        host_end: end,
         tgt_alloc: addr,
         tgt_begin: addr,
         dyn_refs: RefCount::Infinite,

@@ -36,12 +36,13 @@ impl OffloadEntry {
     }
 }
 
-/// One device image, after unwrapping an OffloadBinary.
+/// One device image, after unwrapping an OffloadBinary (borrowed from the registered bytes,
+/// which live as long as the program: `'static` once registered).
 #[derive(Clone, Copy, Debug)]
-pub struct DeviceImage {
-    pub bytes: &'static [u8],
-    pub triple: Option<&'static str>,
-    pub arch: Option<&'static str>,
+pub struct DeviceImage<'a> {
+    pub bytes: &'a [u8],
+    pub triple: Option<&'a str>,
+    pub arch: Option<&'a str>,
 }
 
 /// A registered `__tgt_bin_desc`: everything one program or shared library brought.
@@ -54,14 +55,14 @@ pub struct DeviceImage {
 pub struct Binary {
     /// The descriptor's address: the key `__tgt_unregister_lib` passes back.
     pub key: usize,
-    pub images: Vec<DeviceImage>,
+    pub images: Vec<DeviceImage<'static>>,
     pub entries: Vec<OffloadEntry>,
     /// Set until the binary is unregistered; held while its bytes are read.
     registered: std::sync::Mutex<bool>,
 }
 
 impl Binary {
-    pub fn new(key: usize, images: Vec<DeviceImage>, entries: Vec<OffloadEntry>) -> Self {
+    pub fn new(key: usize, images: Vec<DeviceImage<'static>>, entries: Vec<OffloadEntry>) -> Self {
         Self {
             key,
             images,
@@ -94,6 +95,58 @@ impl Binary {
     }
 }
 
+/// The size of a host entry of clang ≤ 19 (`__tgt_offload_entry`).
+pub const ENTRY_SIZE_32: usize = 32;
+/// The size of a host entry of LLVM ≥ 20 (`llvm::offloading::EntryTy`: seven 8-byte words).
+pub const ENTRY_SIZE_V20: usize = 56;
+
+fn word(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+}
+
+/// Decodes a host entry table from its bytes: the 32-byte entries of clang ≤ 19, or LLVM
+/// 20's 56-byte ones, told apart by the first word (LLVM 20's `Reserved`, always 0; a
+/// clang-19 entry starts with a non-null address). `name` turns a symbol-name pointer into
+/// the name (the C boundary reads the program's string; a null pointer is an error).
+pub fn decode_entry_table(
+    bytes: &[u8],
+    mut name: impl FnMut(usize) -> std::result::Result<&'static CStr, String>,
+) -> std::result::Result<Vec<OffloadEntry>, String> {
+    if bytes.is_empty() {
+        return Ok(Vec::new());
+    }
+    let v20 = bytes.len() >= 8 && word(bytes, 0) == 0;
+    let size = if v20 { ENTRY_SIZE_V20 } else { ENTRY_SIZE_32 };
+    if !bytes.len().is_multiple_of(size) {
+        return Err(format!(
+            "host entry table of {} bytes is not a multiple of {size}",
+            bytes.len()
+        ));
+    }
+    bytes
+        .chunks_exact(size)
+        .map(|e| {
+            Ok(if v20 {
+                OffloadEntry {
+                    addr: word(e, 16) as usize,
+                    name: name(word(e, 24) as usize)?,
+                    size: word(e, 32) as usize,
+                    flags: u32::from_le_bytes(e[12..16].try_into().expect("4 bytes")),
+                    data: word(e, 40),
+                }
+            } else {
+                OffloadEntry {
+                    addr: word(e, 0) as usize,
+                    name: name(word(e, 8) as usize)?,
+                    size: word(e, 16) as usize,
+                    flags: u32::from_le_bytes(e[24..28].try_into().expect("4 bytes")),
+                    data: u64::from(u32::from_le_bytes(e[28..32].try_into().expect("4 bytes"))),
+                }
+            })
+        })
+        .collect()
+}
+
 const OFFLOAD_BINARY_MAGIC: [u8; 4] = [0x10, 0xFF, 0x10, 0xAD];
 const HEADER_SIZE: usize = 32;
 const ENTRY_SIZE: usize = 40;
@@ -104,12 +157,12 @@ pub fn is_offload_binary(bytes: &[u8]) -> bool {
 }
 
 fn read_u64(b: &[u8], at: usize) -> Result<u64> {
-    b.get(at..at + 8)
+    b.get(at..at.saturating_add(8))
         .map(|s| u64::from_le_bytes(s.try_into().expect("8 bytes")))
         .ok_or_else(|| Error::InvalidImage(format!("OffloadBinary truncated at byte {at}")))
 }
 
-fn read_str(b: &'static [u8], at: u64) -> Result<&'static str> {
+fn read_str(b: &[u8], at: u64) -> Result<&str> {
     let at = usize::try_from(at).map_err(|_| Error::InvalidImage("bad string offset".into()))?;
     let rest = b
         .get(at..)
@@ -123,7 +176,7 @@ fn read_str(b: &'static [u8], at: u64) -> Result<&'static str> {
 
 /// Unwraps a device image: an OffloadBinary yields each image it holds (with its triple and
 /// arch); anything else is taken as a raw image.
-pub fn unwrap_image(bytes: &'static [u8]) -> Result<Vec<DeviceImage>> {
+pub fn unwrap_image(bytes: &[u8]) -> Result<Vec<DeviceImage<'_>>> {
     if !is_offload_binary(bytes) {
         return Ok(vec![DeviceImage {
             bytes,
@@ -145,7 +198,7 @@ pub fn unwrap_image(bytes: &'static [u8]) -> Result<Vec<DeviceImage>> {
     Ok(out)
 }
 
-fn parse_one(b: &'static [u8]) -> Result<(Vec<DeviceImage>, usize)> {
+fn parse_one(b: &[u8]) -> Result<(Vec<DeviceImage<'_>>, usize)> {
     if b.len() < HEADER_SIZE {
         return Err(Error::InvalidImage("OffloadBinary header truncated".into()));
     }
@@ -195,8 +248,9 @@ fn parse_one(b: &'static [u8]) -> Result<(Vec<DeviceImage>, usize)> {
     }
     let (mut triple, mut arch) = (None, None);
     for i in 0..num_strings {
-        let key = read_str(b, read_u64(b, string_offset + 16 * i)?)?;
-        let value = read_str(b, read_u64(b, string_offset + 16 * i + 8)?)?;
+        let at = string_offset.saturating_add(16 * i);
+        let key = read_str(b, read_u64(b, at)?)?;
+        let value = read_str(b, read_u64(b, at.saturating_add(8))?)?;
         match key {
             "triple" => triple = Some(value),
             "arch" => arch = Some(value),
@@ -249,6 +303,45 @@ pub(crate) mod tests {
         Box::leak(b.into_boxed_slice())
     }
 
+    fn names(p: usize) -> std::result::Result<&'static CStr, String> {
+        match p {
+            0 => Err("an offload entry has no name".into()),
+            1 => Ok(c"k"),
+            _ => Ok(c"g"),
+        }
+    }
+
+    #[test]
+    fn decodes_both_entry_layouts() {
+        let mut e32 = vec![0u8; 64];
+        e32[0] = 0x10; // addr
+        e32[8] = 1; // name
+        e32[32] = 0x20;
+        e32[40] = 2;
+        e32[48] = 4; // size
+        e32[56] = 0x10; // flags: requires
+        e32[60] = 8; // data
+        let t = decode_entry_table(&e32, names).unwrap();
+        assert_eq!(t.len(), 2);
+        assert_eq!((t[0].addr, t[0].name_str(), t[0].size), (0x10, "k", 0));
+        assert_eq!((t[1].flags, t[1].data, t[1].size), (0x10, 8, 4));
+        let mut e56 = vec![0u8; 56];
+        e56[12] = 2; // flags: ctor
+        e56[16] = 0x30; // address
+        e56[24] = 1; // name
+        e56[40] = 7; // data
+        let t = decode_entry_table(&e56, names).unwrap();
+        assert_eq!((t[0].addr, t[0].flags, t[0].data), (0x30, 2, 7));
+        assert!(decode_entry_table(&e56[..40], names).is_err());
+        assert!(decode_entry_table(&e32[..33], names).is_err());
+        e32[8] = 0;
+        assert_eq!(
+            decode_entry_table(&e32, names).unwrap_err(),
+            "an offload entry has no name"
+        );
+        assert_eq!(decode_entry_table(&[], names).unwrap(), vec![]);
+    }
+
     #[test]
     fn unwraps_an_offload_binary() {
         let ob = offload_binary(b"\x7fELF-payload", "x86_64-pc-linux-gnu", "native");
@@ -286,5 +379,10 @@ pub(crate) mod tests {
         // Only the magic.
         let m: &'static [u8] = &OFFLOAD_BINARY_MAGIC;
         assert!(matches!(unwrap_image(m), Err(Error::InvalidImage(_))));
+        // A string table at the end of the address space (found by fuzz/device_image: the
+        // offset arithmetic overflowed).
+        let mut far = ob.to_vec();
+        far[HEADER_SIZE + 8..HEADER_SIZE + 16].copy_from_slice(&(u64::MAX - 4).to_le_bytes());
+        assert!(matches!(unwrap_image(&far), Err(Error::InvalidImage(_))));
     }
 }

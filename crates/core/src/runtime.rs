@@ -163,7 +163,7 @@ impl Runtime {
     /// Registers a binary (`__tgt_register_lib`). Images that no plugin accepts, and corrupt
     /// OffloadBinaries, are reported and skipped; the binary's other images still count.
     pub fn register(&self, key: usize, raw_images: &[&'static [u8]], entries: Vec<OffloadEntry>) {
-        let mut images: Vec<DeviceImage> = Vec::new();
+        let mut images: Vec<DeviceImage<'static>> = Vec::new();
         for (i, raw) in raw_images.iter().enumerate() {
             match crate::image::unwrap_image(raw) {
                 Ok(found) => images.extend(found),

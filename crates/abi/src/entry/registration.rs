@@ -2,7 +2,7 @@
 
 use super::*;
 
-/// Decodes a host entry table of either layout.
+/// Decodes a host entry table of either layout (`omptarget_core::image::decode_entry_table`).
 ///
 /// # Safety
 /// `begin..end` must be the entry table clang emitted.
@@ -16,54 +16,15 @@ unsafe fn decode_entries(
     let bytes = (end as usize)
         .checked_sub(begin as usize)
         .ok_or("host entries end before they begin")?;
-    // SAFETY: the table is non-empty, so its first word is readable.
-    let first_word = unsafe { *(begin as *const u64) };
-    let name = |p: *const c_char| -> Result<&'static CStr, String> {
-        if p.is_null() {
+    // SAFETY: the table is clang's array of entries between the two symbols.
+    let table = unsafe { std::slice::from_raw_parts(begin as *const u8, bytes) };
+    omptarget_core::image::decode_entry_table(table, |p| {
+        if p == 0 {
             return Err("an offload entry has no name".into());
         }
         // SAFETY: entry names are NUL-terminated constant strings of the program.
-        Ok(unsafe { CStr::from_ptr(p) })
-    };
-    let mut out = Vec::new();
-    if first_word == 0 {
-        if bytes % 56 != 0 {
-            return Err(format!(
-                "host entry table of {bytes} bytes is not a multiple of 56"
-            ));
-        }
-        // SAFETY: bytes / 56 entries of the LLVM 20 layout.
-        let entries =
-            unsafe { std::slice::from_raw_parts(begin as *const OffloadEntryV20, bytes / 56) };
-        for e in entries {
-            out.push(OffloadEntry {
-                addr: e.address as usize,
-                name: name(e.symbol_name)?,
-                size: e.size as usize,
-                flags: e.flags,
-                data: e.data,
-            });
-        }
-    } else {
-        if bytes % 32 != 0 {
-            return Err(format!(
-                "host entry table of {bytes} bytes is not a multiple of 32"
-            ));
-        }
-        // SAFETY: bytes / 32 entries of the 32-byte layout.
-        let entries =
-            unsafe { std::slice::from_raw_parts(begin as *const OffloadEntry32, bytes / 32) };
-        for e in entries {
-            out.push(OffloadEntry {
-                addr: e.addr as usize,
-                name: name(e.name)?,
-                size: e.size,
-                flags: e.flags as u32,
-                data: e.data as u32 as u64,
-            });
-        }
-    }
-    Ok(out)
+        Ok(unsafe { CStr::from_ptr(p as *const c_char) })
+    })
 }
 
 export! {

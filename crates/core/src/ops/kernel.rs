@@ -150,6 +150,10 @@ impl Runtime {
                     packed_size += padding + size;
                     words.push(0);
                 }
+            } else if ty & mt::RETURN_PARAM != 0 {
+                // The entry half already replaced this item's base by its device address
+                // (use_device_ptr semantics): the host pointer is no longer in the array.
+                words.push(base);
             } else {
                 let mut base = base;
                 if ty & mt::PTR_AND_OBJ != 0 {

@@ -82,7 +82,7 @@ for f in target/release/libomptarget.so target/release/omptarget; do
 done
 
 # Fresh program folders; the LLVM bundle is kept (it takes minutes to make).
-rm -rf "$out/llvm19" "$out/v7" "$out/v8" "$out/examples" "$out/bench" "$out/expected" "$out/ours" "$out/bin" \
+rm -rf "$out/llvm19" "$out/v7" "$out/v8" "$out/examples" "$out/bench" "$out/soak" "$out/expected" "$out/ours" "$out/bin" \
   "$out/manifest.tsv" "$out/compile-failures.txt" "$out/BUILD-INFO.txt"
 mkdir -p "$out/ours" "$out/bin" "$out/expected" "$out/examples" "$out/bench"
 for a in "${abis[@]}"; do mkdir -p "$out/$a"; done
@@ -226,6 +226,10 @@ for kind in examples bench; do
     compile v7 "$kind/$name" -O2 -g0 "$src" -o "$out/$kind/$name" || nfail=$((nfail + 1))
   done
 done
+
+# The soak and load program (tests/soak/run.sh with SOAK_BIN=gpu/out/soak/soak).
+mkdir -p "$out/soak"
+compile v7 soak/soak -O2 -g0 tests/soak/soak.c -o "$out/soak/soak" || nfail=$((nfail + 1))
 
 # Plain host tools (no offloading): bench/tools/*.c
 for src in bench/tools/*.c; do

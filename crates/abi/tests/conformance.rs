@@ -48,7 +48,10 @@ fn our_lib_dir() -> PathBuf {
         .parent()
         .and_then(Path::parent)
         .expect("target/<profile>");
-    let lib = profile_dir.join("libomptarget.so");
+    // CONFORMANCE_OURS_LIB: another build of ours (scripts/asan.sh: the AddressSanitizer one).
+    let lib = std::env::var_os("CONFORMANCE_OURS_LIB")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| profile_dir.join("libomptarget.so"));
     assert!(
         lib.exists(),
         "{} is missing: build it first (`cargo build -p omptarget-abi`; scripts/test.sh does)",
@@ -183,6 +186,13 @@ fn run(exe: &Path, lib_dir: &Path, d: &Directives, trace: &Path) -> Result<Outco
         .env_remove("OMP_TARGET_OFFLOAD");
     for (k, v) in &d.env {
         cmd.env(k, v);
+    }
+    // CONFORMANCE_OURS_PRELOAD: preloaded into runs under ours only (the sanitizer runtime an
+    // instrumented build of ours needs; LLVM's runs stay as they are).
+    if let Some(preload) = std::env::var_os("CONFORMANCE_OURS_PRELOAD")
+        && !lib_dir.starts_with(LLVM_LIB)
+    {
+        cmd.env("LD_PRELOAD", preload);
     }
     let out = cmd
         .output()

@@ -78,6 +78,9 @@ pub struct Config {
     /// `OMPTARGET_QUERY_COUNT_BACKOFF_FACTOR` (default 0.5): the count is multiplied by this
     /// each time a construct completes.
     pub query_count_backoff_factor: f64,
+    /// What reading the environment had to say: values out of range (clamped) or not numbers
+    /// (ignored). `from_env` prints them.
+    pub notes: Vec<String>,
 }
 
 impl Default for Config {
@@ -108,6 +111,94 @@ impl Default for Config {
             query_count_threshold: 5,
             query_count_max: 10,
             query_count_backoff_factor: 0.5,
+            notes: Vec::new(),
+        }
+    }
+}
+
+/// The largest byte counts read from the environment: 1 TiB (no device memory, pool, heap or
+/// staging area this runtime drives is larger).
+const MAX_BYTES: i64 = 1 << 40;
+/// The longest wait read from the environment: one hour, in milliseconds.
+const MAX_MILLISECONDS: i64 = 3_600_000;
+/// Queues created up front per device: more would only cost driver resources (LLVM's
+/// plugins create 1 to 32).
+const MAX_INITIAL_STREAMS: i64 = 1024;
+
+/// `std::stoi` as LLVM 19 reads `LIBOMPTARGET_INFO` with it: leading white space, an optional
+/// sign, the decimal digits up to the first other character (`1abc` is 1, `0x10` is 0). `None`
+/// where `stoi` throws (no digit, or outside `int`), which stops LLVM's runtime.
+pub fn stoi(s: &str) -> Option<i32> {
+    let t = s.trim_start_matches([' ', '\t', '\n', '\x0b', '\x0c', '\r']);
+    let (negative, rest) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 {
+        return None;
+    }
+    let magnitude: i128 = rest[..digits].parse().ok()?;
+    i32::try_from(if negative { -magnitude } else { magnitude }).ok()
+}
+
+/// Reads the environment through `get`, keeping every number within its bounds.
+struct Reader<F> {
+    get: F,
+    notes: std::cell::RefCell<Vec<String>>,
+}
+
+impl<F: Fn(&str) -> Option<String>> Reader<F> {
+    fn note(&self, text: String) {
+        self.notes.borrow_mut().push(text);
+    }
+
+    /// An integer (decimal, or hex with `0x`) within `[min, max]`: a value outside is clamped
+    /// and one that is not a number is ignored, each with a note.
+    fn int(&self, name: &str, min: i64, max: i64) -> Option<i64> {
+        let raw = (self.get)(name)?;
+        let Some(v) = parse_int(&raw) else {
+            self.note(format!("{name}='{raw}' is not a number: ignored"));
+            return None;
+        };
+        let clamped = v.clamp(min, max);
+        if clamped != v {
+            let side = if v > max { "more" } else { "less" };
+            self.note(format!(
+                "{name}={v} is {side} than this runtime accepts: using {clamped}"
+            ));
+        }
+        Some(clamped)
+    }
+
+    fn flag(&self, name: &str, default: bool) -> bool {
+        let Some(raw) = (self.get)(name) else {
+            return default;
+        };
+        parse_bool(&raw).unwrap_or_else(|| {
+            self.note(format!(
+                "{name}='{raw}' is not true/false/yes/no/on/off/1/0: using {default}"
+            ));
+            default
+        })
+    }
+
+    /// `LIBOMPTARGET_INFO`, read as LLVM 19 reads it (`std::stoi`): where LLVM's runtime stops
+    /// (no number, or outside `int`), ours says so and keeps the default.
+    fn info(&self, default: u32) -> u32 {
+        let Some(raw) = (self.get)("LIBOMPTARGET_INFO") else {
+            return default;
+        };
+        match stoi(&raw) {
+            // A signed int: -1 turns every bit on.
+            Some(v) => v as u32,
+            None => {
+                self.note(format!(
+                    "LIBOMPTARGET_INFO='{raw}' is not a decimal number of int's range (LLVM 19's runtime stops here): ignored"
+                ));
+                default
+            }
         }
     }
 }
@@ -130,58 +221,98 @@ fn parse_bool(s: &str) -> Option<bool> {
 }
 
 impl Config {
-    /// Reads the environment.
+    /// Reads the environment, and prints what it had to clamp or ignore.
     pub fn from_env() -> Self {
-        Self::from_lookup(|k| env::var(k).ok())
+        let config = Self::from_lookup(|k| env::var(k).ok());
+        for note in &config.notes {
+            crate::message::message(format_args!("{note}"));
+        }
+        config
     }
 
-    /// Reads configuration through `get` (the environment, or a test's map).
+    /// Reads configuration through `get` (the environment, or a test's map). Every number is
+    /// kept within bounds (a byte count within 1 TiB, a wait within an hour, a count of queues
+    /// within 1024, an `int` within `int`); each value clamped or ignored leaves a note.
     pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Self {
         let d = Self::default();
-        let int = |k: &str| get(k).as_deref().and_then(parse_int);
-        let flag =
-            |k: &str, default: bool| get(k).as_deref().and_then(parse_bool).unwrap_or(default);
-        Self {
-            // LLVM reads LIBOMPTARGET_INFO as a signed integer: -1 turns every bit on.
-            info: int("LIBOMPTARGET_INFO").map_or(d.info, |v| v as u32),
-            debug: int("LIBOMPTARGET_DEBUG").map_or(d.debug, |v| v.max(0) as u32),
-            memory_manager_threshold: int("LIBOMPTARGET_MEMORY_MANAGER_THRESHOLD")
-                .map_or(d.memory_manager_threshold, |v| v.max(0) as usize),
-            map_force_atomic: flag("LIBOMPTARGET_MAP_FORCE_ATOMIC", d.map_force_atomic),
-            num_initial_streams: int("LIBOMPTARGET_NUM_INITIAL_STREAMS")
-                .map_or(d.num_initial_streams, |v| v.max(0) as usize),
-            disable_host_plugin: flag("OMPTARGET_DISABLE_HOST_PLUGIN", d.disable_host_plugin),
-            num_teams: int("OMP_NUM_TEAMS").map_or(0, |v| v.max(0) as i32),
-            teams_thread_limit: int("OMP_TEAMS_THREAD_LIMIT").map_or(0, |v| v.max(0) as i32),
-            team_limit: int("OMP_TEAM_LIMIT").map_or(0, |v| v.max(0) as i32),
-            stack_size: int("LIBOMPTARGET_STACK_SIZE").map_or(0, |v| v.max(0) as usize),
-            heap_size: int("LIBOMPTARGET_HEAP_SIZE").map_or(0, |v| v.max(0) as usize),
-            profile: get("LIBOMPTARGET_PROFILE"),
-            cuda_pool_release_threshold: get("OMPTARGET_RS_CUDA_POOL_RELEASE_THRESHOLD")
-                .and_then(|v| v.trim().parse().ok())
+        let r = Reader {
+            get,
+            notes: Default::default(),
+        };
+        let i32_max = i64::from(i32::MAX);
+        let bytes =
+            |k: &str, default: usize| r.int(k, 0, MAX_BYTES).map_or(default, |v| v as usize);
+        let ms =
+            |k: &str, default: u64| r.int(k, 0, MAX_MILLISECONDS).map_or(default, |v| v as u64);
+        let mut c = Self {
+            info: r.info(d.info),
+            debug: r.int("LIBOMPTARGET_DEBUG", 0, i32_max).map_or(d.debug, |v| v as u32),
+            memory_manager_threshold: bytes(
+                "LIBOMPTARGET_MEMORY_MANAGER_THRESHOLD",
+                d.memory_manager_threshold,
+            ),
+            map_force_atomic: r.flag("LIBOMPTARGET_MAP_FORCE_ATOMIC", d.map_force_atomic),
+            num_initial_streams: r
+                .int("LIBOMPTARGET_NUM_INITIAL_STREAMS", 0, MAX_INITIAL_STREAMS)
+                .map_or(d.num_initial_streams, |v| v as usize),
+            disable_host_plugin: r.flag("OMPTARGET_DISABLE_HOST_PLUGIN", d.disable_host_plugin),
+            num_teams: r.int("OMP_NUM_TEAMS", 0, i32_max).map_or(0, |v| v as i32),
+            teams_thread_limit: r
+                .int("OMP_TEAMS_THREAD_LIMIT", 0, i32_max)
+                .map_or(0, |v| v as i32),
+            team_limit: r.int("OMP_TEAM_LIMIT", 0, i32_max).map_or(0, |v| v as i32),
+            stack_size: bytes("LIBOMPTARGET_STACK_SIZE", 0),
+            heap_size: bytes("LIBOMPTARGET_HEAP_SIZE", 0),
+            profile: (r.get)("LIBOMPTARGET_PROFILE"),
+            // Any byte count is a valid threshold (the default keeps everything).
+            cuda_pool_release_threshold: (r.get)("OMPTARGET_RS_CUDA_POOL_RELEASE_THRESHOLD")
+                .and_then(|v| {
+                    let parsed = v.trim().parse().ok();
+                    if parsed.is_none() {
+                        r.note(format!(
+                            "OMPTARGET_RS_CUDA_POOL_RELEASE_THRESHOLD='{v}' is not a number: ignored"
+                        ));
+                    }
+                    parsed
+                })
                 .or(d.cuda_pool_release_threshold),
-            cuda_pool_idle_ms: int("OMPTARGET_RS_CUDA_POOL_IDLE_MS")
-                .map_or(d.cuda_pool_idle_ms, |v| v.max(0) as u64),
-            cuda_pool_low_water: int("OMPTARGET_RS_CUDA_POOL_LOW_WATER")
-                .map(|v| v.max(0) as u64)
+            cuda_pool_idle_ms: ms("OMPTARGET_RS_CUDA_POOL_IDLE_MS", d.cuda_pool_idle_ms),
+            cuda_pool_low_water: r
+                .int("OMPTARGET_RS_CUDA_POOL_LOW_WATER", 0, MAX_BYTES)
+                .map(|v| v as u64)
                 .or(d.cuda_pool_low_water),
-            cuda_oom_wait_ms: int("OMPTARGET_RS_CUDA_OOM_WAIT_MS")
-                .map_or(d.cuda_oom_wait_ms, |v| v.max(0) as u64),
-            cuda_memory_pool: flag("OMPTARGET_RS_CUDA_MEMORY_POOL", d.cuda_memory_pool),
-            disable_cuda_plugin: flag("OMPTARGET_RS_DISABLE_CUDA_PLUGIN", d.disable_cuda_plugin),
-            cuda_blocking_sync: flag("OMPTARGET_RS_CUDA_BLOCKING_SYNC", d.cuda_blocking_sync),
-            cuda_pool_preallocate: int("OMPTARGET_RS_CUDA_POOL_PREALLOCATE")
-                .map_or(d.cuda_pool_preallocate, |v| v.max(0) as usize),
-            cuda_staging_limit: int("OMPTARGET_RS_CUDA_STAGING_LIMIT")
-                .map_or(d.cuda_staging_limit, |v| v.max(0) as usize),
-            cuda_batch_copies: flag("OMPTARGET_RS_CUDA_BATCH_COPIES", d.cuda_batch_copies),
-            query_count_threshold: int("OMPTARGET_QUERY_COUNT_THRESHOLD")
+            cuda_oom_wait_ms: ms("OMPTARGET_RS_CUDA_OOM_WAIT_MS", d.cuda_oom_wait_ms),
+            cuda_memory_pool: r.flag("OMPTARGET_RS_CUDA_MEMORY_POOL", d.cuda_memory_pool),
+            disable_cuda_plugin: r
+                .flag("OMPTARGET_RS_DISABLE_CUDA_PLUGIN", d.disable_cuda_plugin),
+            cuda_blocking_sync: r.flag("OMPTARGET_RS_CUDA_BLOCKING_SYNC", d.cuda_blocking_sync),
+            cuda_pool_preallocate: bytes(
+                "OMPTARGET_RS_CUDA_POOL_PREALLOCATE",
+                d.cuda_pool_preallocate,
+            ),
+            cuda_staging_limit: bytes("OMPTARGET_RS_CUDA_STAGING_LIMIT", d.cuda_staging_limit),
+            cuda_batch_copies: r.flag("OMPTARGET_RS_CUDA_BATCH_COPIES", d.cuda_batch_copies),
+            query_count_threshold: r
+                .int("OMPTARGET_QUERY_COUNT_THRESHOLD", 0, i32_max)
                 .unwrap_or(d.query_count_threshold),
-            query_count_max: int("OMPTARGET_QUERY_COUNT_MAX").unwrap_or(d.query_count_max),
-            query_count_backoff_factor: get("OMPTARGET_QUERY_COUNT_BACKOFF_FACTOR")
-                .and_then(|v| v.trim().parse().ok())
+            query_count_max: r
+                .int("OMPTARGET_QUERY_COUNT_MAX", 0, i32_max)
+                .unwrap_or(d.query_count_max),
+            query_count_backoff_factor: (r.get)("OMPTARGET_QUERY_COUNT_BACKOFF_FACTOR")
+                .and_then(|v| match v.trim().parse::<f64>() {
+                    Ok(f) if (0.0..=1.0).contains(&f) => Some(f),
+                    _ => {
+                        r.note(format!(
+                            "OMPTARGET_QUERY_COUNT_BACKOFF_FACTOR='{v}' is not a number from 0 to 1: ignored"
+                        ));
+                        None
+                    }
+                })
                 .unwrap_or(d.query_count_backoff_factor),
-        }
+            notes: Vec::new(),
+        };
+        c.notes = r.notes.into_inner();
+        c
     }
 }
 
@@ -210,5 +341,83 @@ mod tests {
         let d = Config::from_lookup(|_| None);
         assert!(d.map_force_atomic);
         assert_eq!(d.memory_manager_threshold, 8192);
+        assert!(d.notes.is_empty());
+    }
+
+    fn config(vars: &[(&str, &str)]) -> Config {
+        let vars: HashMap<&str, &str> = vars.iter().copied().collect();
+        Config::from_lookup(|k| vars.get(k).map(|v| v.to_string()))
+    }
+
+    #[test]
+    fn libomptarget_info_is_read_as_llvm_reads_it() {
+        // std::stoi: decimal, the digits before the first other character.
+        for (value, bits) in [
+            ("16", 16),
+            ("0x10", 0),
+            ("0x", 0),
+            ("1abc", 1),
+            (" +16", 16),
+            ("16 ", 16),
+            ("1e3", 1),
+            ("-1", u32::MAX),
+            ("2147483647", i32::MAX as u32),
+            ("-2147483648", 0x8000_0000),
+        ] {
+            let c = config(&[("LIBOMPTARGET_INFO", value)]);
+            assert_eq!(c.info, bits, "LIBOMPTARGET_INFO={value}");
+            assert!(c.notes.is_empty(), "{value}: {:?}", c.notes);
+        }
+        // Where std::stoi throws (LLVM 19's runtime stops): ignored, with a note.
+        for value in [
+            "abc",
+            "",
+            "-",
+            "2147483648",
+            "-2147483649",
+            "99999999999999999999999",
+        ] {
+            let c = config(&[("LIBOMPTARGET_INFO", value)]);
+            assert_eq!(c.info, 0, "LIBOMPTARGET_INFO='{value}'");
+            assert_eq!(c.notes.len(), 1, "{value}");
+            assert!(
+                c.notes[0].contains("LLVM 19's runtime stops here"),
+                "{:?}",
+                c.notes
+            );
+        }
+    }
+
+    #[test]
+    fn every_number_is_bounded_with_a_note_when_clamped() {
+        let c = config(&[
+            ("LIBOMPTARGET_NUM_INITIAL_STREAMS", "100000000"),
+            ("LIBOMPTARGET_HEAP_SIZE", "0x7fffffffffffffff"),
+            ("OMP_NUM_TEAMS", "4294967297"),
+            ("OMPTARGET_RS_CUDA_OOM_WAIT_MS", "-5"),
+            ("LIBOMPTARGET_MEMORY_MANAGER_THRESHOLD", "lots"),
+            ("OMPTARGET_QUERY_COUNT_BACKOFF_FACTOR", "NaN"),
+        ]);
+        assert_eq!(c.num_initial_streams, 1024);
+        assert_eq!(c.heap_size, 1 << 40);
+        assert_eq!(c.num_teams, i32::MAX, "no longer truncated to 1");
+        assert_eq!(c.cuda_oom_wait_ms, 0);
+        assert_eq!(
+            c.memory_manager_threshold, 8192,
+            "not a number: the default"
+        );
+        assert_eq!(c.query_count_backoff_factor, 0.5);
+        assert_eq!(c.notes.len(), 6, "{:#?}", c.notes);
+        assert_eq!(
+            c.notes[0],
+            "LIBOMPTARGET_MEMORY_MANAGER_THRESHOLD='lots' is not a number: ignored"
+        );
+        assert!(c.notes.contains(&"LIBOMPTARGET_NUM_INITIAL_STREAMS=100000000 is more than this runtime accepts: using 1024".to_owned()));
+        assert!(
+            c.notes.contains(
+                &"OMPTARGET_RS_CUDA_OOM_WAIT_MS=-5 is less than this runtime accepts: using 0"
+                    .to_owned()
+            )
+        );
     }
 }

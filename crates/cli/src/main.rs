@@ -1,8 +1,10 @@
-//! `omptarget`: device information and benchmarks for omptarget-rs.
+//! `omptarget`: device information, benchmarks, driver probes and the GPU suite runner for
+//! omptarget-rs.
 
 mod bench;
 mod floor;
 mod probe;
+mod suite;
 
 use clap::{Parser, Subcommand};
 use omptarget_core::runtime::default_plugins;
@@ -42,6 +44,19 @@ enum Command {
         #[command(subcommand)]
         which: Probe,
     },
+    /// The conformance suite, examples, benchmarks and compute-sanitizer on what gpu/build.sh
+    /// built (gpu/run.sh calls this on the GPU machine; gpu/README.md).
+    Suite {
+        #[command(subcommand)]
+        which: SuiteCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum SuiteCommand {
+    /// Runs the modes (conformance by default) and prints the summary; exit status 0 only
+    /// when everything agreed.
+    Run(suite::Options),
 }
 
 #[derive(Subcommand)]
@@ -69,6 +84,9 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Floor { scenario, reps } => floor(&scenario, reps),
+        Command::Suite {
+            which: SuiteCommand::Run(options),
+        } => ExitCode::from(suite::run(options) as u8),
         Command::Probe { which } => {
             let r = match which {
                 Probe::BatchCopy { plain } => probe::batch_copy(plain),

@@ -1,0 +1,440 @@
+//! The bench mode (`omptarget bench` on each scenario benchmark of bench/) and the perf mode
+//! (the GPU performance table of docs/PERFORMANCE.md: gpu_scenarios under both runtimes with
+//! the driver floors, then ours under other settings, driver-call profiles, kernel geometry
+//! and, with ncu, kernel durations). Both write bench.log.
+
+use super::Ctx;
+use super::exec::{self, Job, Ran};
+use super::manifest::Runtime;
+use super::text::{cut, tail};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// Whether a bench/ program is a scenario benchmark (prints `scenario=NAME median_us=X`),
+/// the only kind `omptarget bench` can compare. Others (gpu_share: processes sharing a GPU)
+/// take other arguments and are run by hand.
+fn is_scenario_benchmark(bin: &Path) -> bool {
+    fs::read(bin).is_ok_and(|b| b.windows(9).any(|w| w == b"scenario="))
+}
+
+/// The lines of `omptarget bench`'s table that carry a ratio (they end with `x`).
+pub fn ratio_lines(out: &str) -> Vec<&str> {
+    out.lines()
+        .filter(|l| l.trim_end().ends_with('x'))
+        .collect()
+}
+
+fn files(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_file())
+        .collect();
+    v.sort();
+    v
+}
+
+/// One command with its output merged (stdout then stderr as they come), capped by the
+/// deadline.
+struct Step<'a> {
+    ctx: &'a Ctx,
+    scratch: PathBuf,
+    n: usize,
+}
+
+impl Step<'_> {
+    fn run(
+        &mut self,
+        program: &Path,
+        args: &[&str],
+        rt: Option<&Runtime>,
+        env: &[(&str, &str)],
+        limit_s: u64,
+    ) -> Ran {
+        self.n += 1;
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        let env: Vec<(String, String)> = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let lib_path = match rt {
+            Some(rt) => self.ctx.lib_path(rt),
+            None => self.ctx.o.extra_lib.clone(),
+        };
+        exec::run(&Job {
+            program,
+            args: &args,
+            wrapper: &[],
+            env: &env,
+            lib_path,
+            cwd: &self.ctx.cwd,
+            limit: self.ctx.limit(limit_s),
+            files: self.scratch.join(format!("step{:03}", self.n)),
+            soname: None,
+            merge_stderr: true,
+        })
+    }
+}
+
+fn bench_args(ctx: &Ctx, bin: &Path, oracle: &Runtime, ours: &Runtime) -> Vec<String> {
+    let mut a = vec![
+        "bench".into(),
+        bin.display().to_string(),
+        "--ours".into(),
+        ours.dir.display().to_string(),
+        "--llvm".into(),
+        oracle.dir.display().to_string(),
+    ];
+    if !ctx.o.extra_lib.is_empty() {
+        a.extend(["--extra-lib-path".into(), ctx.o.extra_lib.clone()]);
+    }
+    a
+}
+
+pub fn bench(ctx: &Ctx) {
+    let suite = ctx.main_suite();
+    let args: Vec<&str> = ctx.o.bench_args.split_whitespace().collect();
+    ctx.say(format!(
+        "== bench: omptarget bench --runs {} -- {}",
+        ctx.o.bench_runs,
+        args.join(" ")
+    ));
+    let mut step = Step {
+        ctx,
+        scratch: ctx.scratch("bench"),
+        n: 0,
+    };
+    for bin in files(&suite.dir.join("bench")) {
+        let name = bin
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        if !is_scenario_benchmark(&bin) {
+            ctx.say(format!("-- {name}: not a scenario benchmark, not run"));
+            continue;
+        }
+        if ctx.deadline.passed() {
+            ctx.say(format!("{name}: SKIP(time)"));
+            ctx.incomplete();
+            continue;
+        }
+        ctx.say(format!("-- {name}"));
+        let mut a = bench_args(ctx, &bin, &suite.oracle, &suite.ours);
+        a.extend(["--runs".into(), ctx.o.bench_runs.to_string(), "--".into()]);
+        a.extend(args.iter().map(|s| s.to_string()));
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        let r = step.run(&ctx.exe, &a, None, &[], ctx.o.bench_timeout_s);
+        ctx.append("bench.log", &format!("-- {name}\n{}", r.stdout));
+        for l in tail(&r.stdout, 12) {
+            ctx.say(cut(l, 200));
+        }
+        for l in ratio_lines(&r.stdout) {
+            ctx.total(format!("bench {name}: {l}"));
+        }
+        if !r.status.success() {
+            ctx.say(format!("bench {name}: FAIL({})", r.status));
+            ctx.fail();
+        }
+    }
+}
+
+/// Up to `n` lines of a profile (`omptarget-rs profile` lines with ` calls `).
+fn profile_lines(out: &str, n: usize) -> Vec<&str> {
+    out.lines()
+        .filter(|l| l.contains(" calls "))
+        .take(n)
+        .collect()
+}
+
+pub fn perf(ctx: &Ctx) {
+    let suite = ctx.main_suite();
+    let (ours, oracle) = (&suite.ours, &suite.oracle);
+    let sc = suite.dir.join("bench/gpu_scenarios");
+    if !sc.is_file() {
+        ctx.say(format!("perf: no {}", sc.display()));
+        ctx.fail();
+        return;
+    }
+    let runs = ctx.o.perf_runs.to_string();
+    let mut step = Step {
+        ctx,
+        scratch: ctx.scratch("perf"),
+        n: 0,
+    };
+    // Shown in the summary and kept in bench.log.
+    let show = |text: &str| {
+        ctx.append("bench.log", &format!("{text}\n"));
+        ctx.say(text);
+    };
+    let log = |text: &str| ctx.append("bench.log", &format!("{text}\n"));
+    let one_line = |r: &Ran| r.stdout.lines().collect::<Vec<_>>().join(" ");
+
+    show(&format!(
+        "== perf: gpu_scenarios under {} and ours ({runs} runs each, alternating) and the floors",
+        oracle.label
+    ));
+    let mut a = bench_args(ctx, &sc, oracle, ours);
+    a.extend(["--runs", &runs, "--floor", "--", "all", "5", "1"].map(String::from));
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    let r = step.run(&ctx.exe, &a, None, &[], 360);
+    show(r.stdout.trim_end());
+    if !r.status.success() {
+        show("perf: bench failed");
+        ctx.fail();
+    }
+
+    show("-- map64B with LIBOMPTARGET_MEMORY_MANAGER_THRESHOLD=0");
+    let mut a = bench_args(ctx, &sc, oracle, ours);
+    a.extend(
+        [
+            "--runs",
+            &runs,
+            "--env",
+            "LIBOMPTARGET_MEMORY_MANAGER_THRESHOLD=0",
+            "--tag",
+            "mm_threshold0",
+            "--",
+            "map64B",
+            "5",
+            "2",
+        ]
+        .map(String::from),
+    );
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    let r = step.run(&ctx.exe, &a, None, &[], 200);
+    show(r.stdout.trim_end());
+    if !r.status.success() {
+        show("perf: mm bench failed");
+        ctx.fail();
+    }
+
+    show("-- ours with OMPTARGET_RS_CUDA_STAGING_LIMIT=0 (the driver's pageable path), one run");
+    let r = step.run(
+        &sc,
+        &["all", "5", "1"],
+        Some(ours),
+        &[("OMPTARGET_RS_CUDA_STAGING_LIMIT", "0")],
+        120,
+    );
+    show(r.stdout.trim_end());
+    show("-- ours with OMPTARGET_RS_CUDA_BATCH_COPIES=0 (small copies one call each), one run");
+    for s in ["map64B", "arrays16x1KiB"] {
+        let r = step.run(
+            &sc,
+            &[s, "5", "1"],
+            Some(ours),
+            &[("OMPTARGET_RS_CUDA_BATCH_COPIES", "0")],
+            60,
+        );
+        show(r.stdout.trim_end());
+    }
+    show("-- ours with LLVM's blocking-sync context (OMPTARGET_RS_CUDA_BLOCKING_SYNC=1), one run");
+    let r = step.run(
+        &sc,
+        &["all", "5", "1"],
+        Some(ours),
+        &[("OMPTARGET_RS_CUDA_BLOCKING_SYNC", "1")],
+        120,
+    );
+    show(r.stdout.trim_end());
+
+    show("-- driver-call profiles under ours (OMPTARGET_RS_PROFILE=1, one rep, scale 5)");
+    let mut shown = 0;
+    for s in [
+        "empty",
+        "map64B",
+        "alloc64MiB_kernel",
+        "alloc1GiB_kernel",
+        "threads8_alloc64MiB",
+        "tofrom64MiB_pageable",
+        "arrays16x1KiB",
+        "nowait32x4MiB",
+    ] {
+        let r = step.run(
+            &sc,
+            &[s, "1", "5"],
+            Some(ours),
+            &[("OMPTARGET_RS_PROFILE", "1")],
+            60,
+        );
+        log(&format!("--- {s}\n{}", r.stdout.trim_end()));
+        if shown < 60 {
+            ctx.say(format!("--- {s}"));
+            for l in profile_lines(&r.stdout, 6) {
+                ctx.say(cut(l, 110));
+            }
+            shown += 7;
+        }
+    }
+
+    log("-- kernel geometry (LIBOMPTARGET_INFO=0x10, one region)");
+    for s in ["alloc64MiB_kernel", "alloc1GiB_kernel"] {
+        for (tag, rt) in [("ours", ours), ("llvm", oracle)] {
+            let r = step.run(
+                &sc,
+                &[s, "1", "1000"],
+                Some(rt),
+                &[("LIBOMPTARGET_INFO", "16")],
+                60,
+            );
+            let launching: Vec<&str> = r
+                .stdout
+                .lines()
+                .filter(|l| l.to_lowercase().contains("launching"))
+                .take(2)
+                .collect();
+            log(&format!("--- {s} {tag}\n{}", launching.join("\n")));
+            ctx.say(format!("--- {s} {tag}"));
+            if let Some(l) = launching.first() {
+                ctx.say(cut(l, 200));
+            }
+        }
+    }
+
+    let bw = suite.dir.join("bin/memcpy_bw");
+    if bw.is_file() {
+        show("-- host memcpy bandwidth (bench/tools/memcpy_bw.c)");
+        let r = step.run(&bw, &["16"], None, &[], 60);
+        show(&one_line(&r));
+    }
+
+    show("-- nowait32x4MiB under ours, 5 reps, with the driver-call profile");
+    let r = step.run(
+        &sc,
+        &["nowait32x4MiB", "5", "1"],
+        Some(ours),
+        &[("OMPTARGET_RS_PROFILE", "1")],
+        60,
+    );
+    for l in r.stdout.lines().take(16) {
+        show(&cut(l, 110));
+    }
+    show(&format!(
+        "-- nowait32x4MiB under ours and {} with other settings (one run each)",
+        oracle.label
+    ));
+    for (k, v) in [
+        ("LIBOMP_NUM_HIDDEN_HELPER_THREADS", "16"),
+        ("OMPTARGET_RS_CUDA_STAGING_LIMIT", "2147483648"),
+        ("OMP_NUM_THREADS", "4"),
+    ] {
+        for (tag, rt) in [("ours", ours), ("llvm", oracle)] {
+            let r = step.run(&sc, &["nowait32x4MiB", "5", "1"], Some(rt), &[(k, v)], 60);
+            show(&format!("{k}={v} {tag}: {}", one_line(&r)));
+        }
+    }
+
+    let Some(ncu) = find_ncu() else { return };
+    let durations = |r: &Ran| -> Vec<String> {
+        let lines: Vec<&str> = r
+            .stdout
+            .lines()
+            .filter(|l| l.contains("gpu__time_duration") || l.contains("Error"))
+            .collect();
+        tail(&lines.join("\n"), 3)
+            .into_iter()
+            .map(String::from)
+            .collect()
+    };
+    let ncu_args = |extra: &[&str], prog: &Path, args: &[&str]| -> Vec<String> {
+        let mut a: Vec<String> = [
+            "--clock-control",
+            "none",
+            "--metrics",
+            "gpu__time_duration.sum",
+        ]
+        .map(String::from)
+        .to_vec();
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a.push(prog.display().to_string());
+        a.extend(args.iter().map(|s| s.to_string()));
+        a
+    };
+    let exe = ctx.exe.clone();
+    let mut ncu_run = |label: &str, rt: Option<&Runtime>, a: Vec<String>| {
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        let r = step.run(&ncu, &a, rt, &[], 120);
+        let d = durations(&r);
+        log(&format!("--- {label}\n{}", d.join("\n")));
+        ctx.say(format!("--- {label}"));
+        for l in d {
+            ctx.say(cut(&l, 160));
+        }
+    };
+    ncu_run(
+        "empty: clang's kernel under ours",
+        Some(ours),
+        ncu_args(&["-c", "3"], &sc, &["empty", "1", "10000"]),
+    );
+    ncu_run(
+        "empty: the floor's kernel",
+        None,
+        ncu_args(
+            &["-k", "empty", "-c", "3"],
+            &exe,
+            &["floor", "empty", "--reps", "1"],
+        ),
+    );
+    show("-- kernel durations with ncu (gpu__time_duration.sum)");
+    for s in ["alloc64MiB_kernel", "alloc1GiB_kernel"] {
+        ncu_run(
+            &format!("{s} ours (clang's kernel)"),
+            Some(ours),
+            ncu_args(&["-c", "3"], &sc, &[s, "1", "1000"]),
+        );
+        ncu_run(
+            &format!("{s} floor (fill kernel)"),
+            None,
+            ncu_args(
+                &["-k", "fill", "-c", "3"],
+                &exe,
+                &["floor", s, "--reps", "1"],
+            ),
+        );
+    }
+}
+
+fn find_ncu() -> Option<PathBuf> {
+    std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .unwrap_or_default()
+        .into_iter()
+        .map(|d| d.join("ncu"))
+        .chain([PathBuf::from("/usr/local/cuda/bin/ncu")])
+        .find(|p| p.is_file())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ratio_lines_and_profiles() {
+        let out = "scenario   LLVM 19 (us)   ours (us)   LLVM/ours\n\
+                   empty          27.3          9.0        3.04x\n\
+                   map64          59.3         18.5        3.21x \n\
+                   (median over 3 runs of each run's per-region median; runs alternate)\n";
+        assert_eq!(ratio_lines(out).len(), 2);
+        let prof = "scenario=empty median_us=9\nomptarget-rs profile (host time in CUDA driver calls):\n  cuInit   1 calls  5 us total\n  cuLaunchKernel  9 calls 3 us total\n";
+        assert_eq!(profile_lines(prof, 1), ["  cuInit   1 calls  5 us total"]);
+    }
+
+    #[test]
+    fn only_scenario_benchmarks_are_compared() {
+        let d = std::env::temp_dir().join(format!("omptarget-bench-{}", std::process::id()));
+        fs::create_dir_all(&d).unwrap();
+        fs::write(
+            d.join("a"),
+            b"\x7fELF...printf(\"scenario=%s median_us=%.3f\")",
+        )
+        .unwrap();
+        fs::write(d.join("b"), b"\x7fELF...share label=%s").unwrap();
+        assert!(is_scenario_benchmark(&d.join("a")));
+        assert!(!is_scenario_benchmark(&d.join("b")));
+        assert!(!is_scenario_benchmark(&d.join("missing")));
+        fs::remove_dir_all(d).unwrap();
+    }
+}

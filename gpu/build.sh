@@ -112,10 +112,11 @@ fi
 
 # ---------------------------------------------------------------- directives
 # Same rules as crates/abi/tests/conformance.rs: only the leading run of `//` and blank lines.
-# Prints six tab-separated fields: env, args, flags, shared-lib, cflags, tool ("-" when
-# empty). A TOOL (an OMPT tool library, built into bin/) adds
-# OMP_TOOL_LIBRARIES=@TOOLS@/libNAME.so to the environment; gpu/run.sh puts bin/'s absolute
-# path in place of @TOOLS@. EXTENSION (a feature LLVM 19 lacks) is checked as a DIVERGENCE.
+# Prints eight tab-separated fields: env, args, flags, shared-lib, cflags, tool, status
+# (`STATUS:`) and the `OURS-STDERR:` lines joined by \037 ("-" when empty). A TOOL (an OMPT
+# tool library, built into bin/) adds OMP_TOOL_LIBRARIES=@TOOLS@/libNAME.so to the
+# environment; gpu/run.sh puts bin/'s absolute path in place of @TOOLS@. EXTENSION (a feature
+# LLVM 19 lacks) is checked as a DIVERGENCE.
 directives() {
   awk '
     !/^\/\// && !/^[ \t\r]*$/ { exit }
@@ -129,15 +130,17 @@ directives() {
       else if (l ~ /^DIVERGENCE:/ || l ~ /^EXTENSION:/) div = 1
       else if (l ~ /^CFLAGS:/) { r = substr(l, 8); gsub(/^[ \t]+|[ \t]+$/, "", r); gsub(/[ \t]+/, " ", r); cflags = r }
       else if (l ~ /^TOOL:/) { tool = substr(l, 6); gsub(/^[ \t]+|[ \t]+$/, "", tool) }
+      else if (l ~ /^STATUS:/) { st = substr(l, 8); gsub(/^[ \t]+|[ \t]+$/, "", st) }
+      else if (l ~ /^OURS-STDERR:/) { r = substr(l, 13); gsub(/^[ \t]+|[ \t]+$/, "", r); oe = oe (oe == "" ? "" : "\037") r }
     }
     END {
       if (tool != "") { t = tool; sub(/\.c$/, "", t); env = env (env == "" ? "" : " ") "OMP_TOOL_LIBRARIES=@TOOLS@/lib" t ".so" }
       flags = ""
       if (stderr) flags = "STDERR"
       if (div) flags = flags (flags == "" ? "" : ",") "DIVERGENCE"
-      printf "%s\t%s\t%s\t%s\t%s\t%s\n", (env == "" ? "-" : env), (args == "" ? "-" : args),
+      printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", (env == "" ? "-" : env), (args == "" ? "-" : args),
         (flags == "" ? "-" : flags), (lib == "" ? "-" : lib), (cflags == "" ? "-" : cflags),
-        (tool == "" ? "-" : tool)
+        (tool == "" ? "-" : tool), (st == "" ? "-" : st), (oe == "" ? "-" : oe)
     }' "$1"
 }
 
@@ -145,7 +148,7 @@ directives() {
 fails=$out/compile-failures.txt
 : > "$fails"
 manifest=$out/manifest.tsv
-printf '# name\tenv\targs\tflags\tshared_lib\n' > "$manifest"
+printf '# name\tenv\targs\tflags\tshared_lib\tstatus\n' > "$manifest"
 nprog=0; nfail=0
 compile() { # ABI LABEL cc-args...: on failure the error goes to compile-failures.txt
   local abi=$1 name=$2 log
@@ -171,9 +174,11 @@ for src in tests/c/*.c tests/c/*.cpp; do
   base=$(basename "$src")
   [[ $libs_named == *" $base "* ]] && continue
   name=${base%.*}
-  IFS=$'\t' read -r env args flags lib cflags _ < <(directives "$src")
+  IFS=$'\t' read -r env args flags lib cflags _ status ours_stderr < <(directives "$src")
   cflag_args=(); [[ $cflags != - ]] && read -r -a cflag_args <<< "$cflags"
-  printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$env" "$args" "$flags" "$lib" >> "$manifest"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$env" "$args" "$flags" "$lib" "$status" >> "$manifest"
+  # Lines our stderr must contain (normalised), one per line, for gpu/run.sh.
+  [[ $ours_stderr != - ]] && tr '\037' '\n' <<< "$ours_stderr" > "$out/expected/$name.ours-stderr"
   if [[ $flags == *DIVERGENCE* ]]; then
     if [[ -f tests/c/$name.expected ]]; then cp "tests/c/$name.expected" "$out/expected/"
     else echo "== $name: DIVERGENCE without tests/c/$name.expected" >> "$fails"; fi

@@ -2,6 +2,8 @@
 //! ours (exit status and stdout must agree; normalised stderr too for `STDERR` programs;
 //! `DIVERGENCE` programs: ours prints the `.expected` file and exits 0, the oracle does not),
 //! then each other ABI's binary under ours, which must behave as the first did under ours.
+//! The rules are crates/abi/tests/conformance.rs's: `// STATUS:` is the exit status a
+//! DIVERGENCE program must have under ours, `// OURS-STDERR:` lines must be in our stderr.
 
 use super::exec::{self, Job, Ran, Status};
 use super::manifest::{Program, Runtime, Suite};
@@ -71,12 +73,22 @@ impl<'a> Seen<'a> {
     }
 }
 
-/// The first ABI's binary: oracle against ours.
+/// Whether our normalised stderr lacks one of the `OURS-STDERR` lines.
+fn lacks_a_line(stderr: &str, required: &[String]) -> bool {
+    let have = normalise_stderr(stderr);
+    required
+        .iter()
+        .any(|r| !have.lines().any(|l| l.trim_end() == r))
+}
+
+/// The first ABI's binary: oracle against ours. `expected`: the `.expected` file of a
+/// DIVERGENCE program; `ours_stderr`: the `OURS-STDERR` lines.
 pub fn primary_verdict(
     p: &Program,
     oracle: &Seen,
     ours: &Seen,
     expected: Option<&str>,
+    ours_stderr: &[String],
     deadline_passed: bool,
 ) -> Verdict {
     let mut why: Vec<String> = Vec::new();
@@ -93,17 +105,21 @@ pub fn primary_verdict(
         // Cut short by the deadline, not by the program.
         return Verdict::Skip("time".into());
     }
+    if lacks_a_line(ours.stderr, ours_stderr) {
+        why.push("ours-stderr-lacks-line".into());
+    }
     if p.divergence {
+        let status = p.status.as_deref().unwrap_or("exit 0");
         match expected {
             None => why.push("no-expected".into()),
             Some(exp) => {
-                if !ours.status.success() {
+                if ours.status.to_string() != status {
                     why.push("ours-status".into());
                 }
                 if exp != ours.stdout {
                     why.push("ours-stdout-vs-expected".into());
                 }
-                if exp == oracle.stdout {
+                if exp == oracle.stdout && oracle.status.to_string() == status {
                     why.push("llvm-now-agrees".into());
                 }
             }
@@ -130,8 +146,14 @@ pub fn primary_verdict(
     }
 }
 
-/// Another ABI's binary under ours against the first ABI's under ours.
-pub fn secondary_verdict(p: &Program, first: &Seen, other: &Seen) -> Verdict {
+/// Another ABI's binary under ours against the first ABI's under ours (and the
+/// `OURS-STDERR` lines).
+pub fn secondary_verdict(
+    p: &Program,
+    first: &Seen,
+    other: &Seen,
+    ours_stderr: &[String],
+) -> Verdict {
     let mut why = Vec::new();
     if !other.loaded_ok {
         why.push("loaded");
@@ -144,6 +166,9 @@ pub fn secondary_verdict(p: &Program, first: &Seen, other: &Seen) -> Verdict {
     }
     if p.stderr && normalise_stderr(first.stderr) != normalise_stderr(other.stderr) {
         why.push("stderr");
+    }
+    if lacks_a_line(other.stderr, ours_stderr) {
+        why.push("stderr-lacks-line");
     }
     if why.is_empty() {
         Verdict::Ok
@@ -201,6 +226,18 @@ fn expected(suite: &Suite, p: &Program) -> Option<String> {
     .ok()
 }
 
+/// The `OURS-STDERR` lines (gpu/build.sh writes them to `expected/NAME.ours-stderr`).
+fn required_stderr(suite: &Suite, p: &Program) -> Vec<String> {
+    fs::read_to_string(
+        suite
+            .dir
+            .join("expected")
+            .join(format!("{}.ours-stderr", p.name)),
+    )
+    .map(|t| t.lines().map(str::to_owned).collect())
+    .unwrap_or_default()
+}
+
 fn check<'s>(ctx: &Ctx, suite: &Suite, p: &'s Program) -> Row<'s> {
     let skip = |why: &str, n: usize| Row {
         program: p,
@@ -221,11 +258,13 @@ fn check<'s>(ctx: &Ctx, suite: &Suite, p: &'s Program) -> Row<'s> {
     let oracle = run_one(ctx, suite, &suite.oracle, &first, p, "llvm");
     let ours = run_one(ctx, suite, &suite.ours, &first, p, "ours");
     let exp = expected(suite, p);
+    let lines = required_stderr(suite, p);
     let primary = primary_verdict(
         p,
         &Seen::of(&oracle, &suite.oracle),
         &Seen::of(&ours, &suite.ours),
         exp.as_deref(),
+        &lines,
         ctx.deadline.passed(),
     );
     let mut secondary = Vec::new();
@@ -247,6 +286,7 @@ fn check<'s>(ctx: &Ctx, suite: &Suite, p: &'s Program) -> Row<'s> {
                 p,
                 &Seen::of(&ours, &suite.ours),
                 &Seen::of(&r, &suite.ours),
+                &lines,
             ));
             other_runs.push(Some(r));
         }
@@ -486,6 +526,12 @@ fn failure_details(suite: &Suite, r: &Row) -> Vec<String> {
         return out;
     };
     if r.primary.is_fail() {
+        let have = normalise_stderr(&ours.stderr);
+        for line in required_stderr(suite, r.program) {
+            if !have.lines().any(|l| l.trim_end() == line) {
+                out.push(format!("   ours stderr lacks: {line}"));
+            }
+        }
         if let Some(exp) = expected(suite, r.program) {
             out.extend(prefixed(&diff(&exp, &ours.stdout), 8, "   exp|ours "));
         } else {
@@ -546,7 +592,7 @@ mod tests {
     #[test]
     fn plain_programs_compare_status_and_stdout() {
         let p = program("-");
-        let v = |a: &Seen, b: &Seen| primary_verdict(&p, a, b, None, false);
+        let v = |a: &Seen, b: &Seen| primary_verdict(&p, a, b, None, &[], false);
         assert_eq!(
             v(&seen(&OK, "1\n", "x"), &seen(&OK, "1\n", "y")),
             Verdict::Ok
@@ -572,7 +618,7 @@ mod tests {
     fn stderr_counts_for_stderr_programs_after_normalising() {
         let p = program("STDERR");
         let v = |a: &str, b: &str| {
-            primary_verdict(&p, &seen(&OK, "", a), &seen(&OK, "", b), None, false)
+            primary_verdict(&p, &seen(&OK, "", a), &seen(&OK, "", b), None, &[], false)
         };
         assert_eq!(v("at 0x1234\n", "at 0xabcdef\n"), Verdict::Ok);
         assert_eq!(
@@ -590,6 +636,7 @@ mod tests {
                 &seen(&OK, "", "x"),
                 &seen(&OK, "", "y"),
                 None,
+                &[],
                 false
             ),
             Verdict::Ok
@@ -600,7 +647,15 @@ mod tests {
     fn divergence_programs_compare_with_the_expected_file() {
         let p = program("STDERR,DIVERGENCE");
         let v = |llvm: &str, ours: &str, st: &Status, exp: Option<&str>| {
-            primary_verdict(&p, &seen(&OK, llvm, ""), &seen(st, ours, ""), exp, false).to_string()
+            primary_verdict(
+                &p,
+                &seen(&OK, llvm, ""),
+                &seen(st, ours, ""),
+                exp,
+                &[],
+                false,
+            )
+            .to_string()
         };
         assert_eq!(v("llvm\n", "spec\n", &OK, Some("spec\n")), "ok-div");
         assert_eq!(
@@ -615,30 +670,86 @@ mod tests {
     }
 
     #[test]
+    fn required_status_and_stderr_lines() {
+        // STATUS: a DIVERGENCE program whose specified outcome is a fatal error.
+        let mut p = program("STDERR,DIVERGENCE");
+        p.status = Some("exit 134".into());
+        let abort = Status::Exit(134);
+        let v = |llvm: &Seen, ours: &Seen| {
+            primary_verdict(&p, llvm, ours, Some("spec\n"), &[], false).to_string()
+        };
+        let crash = Status::Signal(11);
+        assert_eq!(
+            v(&seen(&crash, "", ""), &seen(&abort, "spec\n", "")),
+            "ok-div"
+        );
+        assert_eq!(
+            v(&seen(&crash, "", ""), &seen(&OK, "spec\n", "")),
+            "FAIL(div:ours-status)"
+        );
+        // LLVM agrees only with the same stdout and status.
+        assert_eq!(
+            v(&seen(&OK, "spec\n", ""), &seen(&abort, "spec\n", "")),
+            "ok-div"
+        );
+        assert_eq!(
+            v(&seen(&abort, "spec\n", ""), &seen(&abort, "spec\n", "")),
+            "FAIL(div:llvm-now-agrees)"
+        );
+        // OURS-STDERR: each line must be in our stderr, addresses normalised.
+        let need = ["omptarget error: item at 0xADDR has a negative size".to_owned()];
+        let q = program("-");
+        let with = "x\nomptarget error: item at 0x7ffd10 has a negative size  \n";
+        assert_eq!(
+            primary_verdict(
+                &q,
+                &seen(&OK, "", ""),
+                &seen(&OK, "", with),
+                None,
+                &need,
+                false
+            ),
+            Verdict::Ok
+        );
+        assert_eq!(
+            primary_verdict(
+                &q,
+                &seen(&OK, "", with),
+                &seen(&OK, "", "x\n"),
+                None,
+                &need,
+                false
+            )
+            .to_string(),
+            "FAIL(ours-stderr-lacks-line)"
+        );
+    }
+
+    #[test]
     fn wrong_library_and_the_deadline() {
         let p = program("-");
         let mut wrong = seen(&OK, "", "");
         wrong.loaded = "/usr/lib/llvm-19/lib/libomptarget.so.19.1";
         wrong.loaded_ok = false;
         assert_eq!(
-            primary_verdict(&p, &seen(&OK, "", ""), &wrong, None, false).to_string(),
+            primary_verdict(&p, &seen(&OK, "", ""), &wrong, None, &[], false).to_string(),
             "FAIL(ours-run-loaded:/usr/lib/llvm-19/lib/libomptarget.so.19.1)"
         );
         let mut none = seen(&OK, "", "");
         none.loaded = "";
         none.loaded_ok = false;
         assert_eq!(
-            primary_verdict(&p, &none, &seen(&OK, "", ""), None, false).to_string(),
+            primary_verdict(&p, &none, &seen(&OK, "", ""), None, &[], false).to_string(),
             "FAIL(llvm-run-loaded:)"
         );
         // A timeout once the deadline has passed is the deadline's doing.
         let t = Status::Timeout;
         assert_eq!(
-            primary_verdict(&p, &seen(&t, "", ""), &seen(&OK, "", ""), None, true),
+            primary_verdict(&p, &seen(&t, "", ""), &seen(&OK, "", ""), None, &[], true),
             Verdict::Skip("time".into())
         );
         assert_eq!(
-            primary_verdict(&p, &seen(&t, "", ""), &seen(&OK, "", ""), None, false),
+            primary_verdict(&p, &seen(&t, "", ""), &seen(&OK, "", ""), None, &[], false),
             Verdict::Fail("status".into())
         );
     }
@@ -648,14 +759,14 @@ mod tests {
         let p = program("STDERR");
         let first = seen(&OK, "1\n", "e 0x1\n");
         assert_eq!(
-            secondary_verdict(&p, &first, &seen(&OK, "1\n", "e 0x2\n")),
+            secondary_verdict(&p, &first, &seen(&OK, "1\n", "e 0x2\n"), &[]),
             Verdict::Ok
         );
         let mut other = seen(&Status::Exit(1), "2\n", "f\n");
         other.loaded_ok = false;
         assert_eq!(
-            secondary_verdict(&p, &first, &other).to_string(),
-            "FAIL(loaded,status,stdout,stderr)"
+            secondary_verdict(&p, &first, &other, &["need".into()]).to_string(),
+            "FAIL(loaded,status,stdout,stderr,stderr-lacks-line)"
         );
     }
 }

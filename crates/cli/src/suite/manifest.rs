@@ -19,6 +19,9 @@ pub struct Program {
     pub stderr: bool,
     /// `// DIVERGENCE:`: ours must print the `.expected` file, LLVM must not.
     pub divergence: bool,
+    /// `// STATUS:` (with DIVERGENCE): the exit status ours must have, as `exit N` or
+    /// `signal N` (default `exit 0`).
+    pub status: Option<String>,
     /// The fields as written, for the logs.
     pub raw_env: String,
     pub raw_args: String,
@@ -30,8 +33,9 @@ fn none(s: &str) -> &str {
     if s == "-" { "" } else { s }
 }
 
-/// Parses `manifest.tsv`; lines starting with `#` and blank lines are skipped, fields after
-/// the fifth are ignored (room for later columns).
+/// Parses `manifest.tsv` (name, env, args, flags, shared library, status); lines starting
+/// with `#` and blank lines are skipped, missing fields are `-`, later ones are ignored (room
+/// for more columns).
 pub fn parse(text: &str) -> Result<Vec<Program>, String> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -63,6 +67,9 @@ pub fn parse(text: &str) -> Result<Vec<Program>, String> {
             args,
             stderr: flags.contains(&"STDERR"),
             divergence: flags.iter().any(|f| f.starts_with("DIVERGENCE")),
+            status: Some(none(field(5)))
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned),
             raw_env: field(1).to_owned(),
             raw_args: field(2).to_owned(),
             raw_flags: field(3).to_owned(),
@@ -180,7 +187,7 @@ mod tests {
                     api_alloc\t-\t-\t-\t-\n\
                     \n\
                     info_bits\tLIBOMPTARGET_INFO=40 A=b=c junk\t-\tSTDERR\t-\n\
-                    div\t-\t1  2\tSTDERR,DIVERGENCE\t-\textra\n\
+                    div\t-\t1  2\tSTDERR,DIVERGENCE\t-\tsignal 6\textra\n\
                     lib\t-\t-\tDIVERGENCE(clang19)\tlib_lib.c\n\
                     short\n";
         let p = parse(text).unwrap();
@@ -198,6 +205,8 @@ mod tests {
         assert_eq!(p[2].args, ["1", "2"]);
         assert!(p[2].stderr && p[2].divergence);
         assert_eq!(p[2].raw_flags, "STDERR,DIVERGENCE");
+        assert_eq!(p[2].status.as_deref(), Some("signal 6"));
+        assert_eq!(p[0].status, None);
         assert!(p[3].divergence);
         assert_eq!(p[4].raw_env, "-");
         assert!(parse("../x\t-\n").is_err());

@@ -78,6 +78,19 @@ pub fn parse(text: &str) -> Result<Vec<Program>, String> {
     Ok(out)
 }
 
+/// Puts the folder of the suite's OMPT tool libraries where gpu/build.sh wrote `@TOOLS@`
+/// (a `// TOOL:` program's `OMP_TOOL_LIBRARIES=@TOOLS@/libNAME.so`).
+pub fn place_tools(programs: &mut [Program], bin: &Path) {
+    let bin = bin.display().to_string();
+    for p in programs {
+        for (_, v) in &mut p.env {
+            if v.contains("@TOOLS@") {
+                *v = v.replace("@TOOLS@", &bin);
+            }
+        }
+    }
+}
+
 /// A runtime folder: a label for the tables and the folder first in `LD_LIBRARY_PATH`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Runtime {
@@ -210,6 +223,23 @@ mod tests {
         assert!(p[3].divergence);
         assert_eq!(p[4].raw_env, "-");
         assert!(parse("../x\t-\n").is_err());
+    }
+
+    #[test]
+    fn tool_libraries_are_placed() {
+        let mut p =
+            parse("ompt\tA=1 OMP_TOOL_LIBRARIES=@TOOLS@/libompt_tool.so\t-\t-\t-\n").unwrap();
+        place_tools(&mut p, Path::new("/g/out/bin"));
+        assert_eq!(
+            p[0].env,
+            [
+                ("A".into(), "1".into()),
+                (
+                    "OMP_TOOL_LIBRARIES".into(),
+                    "/g/out/bin/libompt_tool.so".into()
+                )
+            ]
+        );
     }
 
     #[test]

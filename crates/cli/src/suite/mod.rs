@@ -305,7 +305,8 @@ fn load_suite(dir: &Path, oracle_override: Option<&Path>) -> Result<Suite, Strin
     };
     let text = fs::read_to_string(dir.join("manifest.tsv"))
         .map_err(|e| format!("{}/manifest.tsv: {e}", dir.display()))?;
-    let programs = manifest::parse(&text)?;
+    let mut programs = manifest::parse(&text)?;
+    manifest::place_tools(&mut programs, &dir.join("bin"));
     let candidates: Vec<PathBuf> = match oracle_override {
         Some(p) => vec![p.to_owned()],
         None => conf

@@ -1,0 +1,200 @@
+//! A copy back to the host that fails (#12 item 9): the entry whose last reference the
+//! construct released is retired all the same, on every device model, blocking or `nowait`,
+//! and whether the copy fails when it is issued or when the queue is synchronised. Before, the
+//! entry stayed in the table with count 0: `omp_target_is_present` still said yes, and a later
+//! `enter data map(to:)` found it and did not copy the new host value in.
+
+use omptarget_core::image::OffloadEntry;
+use omptarget_core::ops::map_type as mt;
+use omptarget_core::ops::trace::SourceLoc;
+use omptarget_core::plugin::LaunchConfig;
+use omptarget_core::{AsyncInfo, Config, Device, Error, MapArgs, NoHostRuntime, Runtime};
+use omptarget_plugin_mock::{MAGIC, MockPlugin, MockState, OpKind};
+use std::sync::Arc;
+
+fn leak<T>(v: T) -> &'static T {
+    Box::leak(Box::new(v))
+}
+
+fn addr<T>(x: &T) -> usize {
+    x as *const T as usize
+}
+
+struct Fixture {
+    rt: Runtime,
+    state: Arc<MockState>,
+    region: usize,
+}
+
+fn fixture(stream_ordered: bool, asynchronous: bool) -> Fixture {
+    let plugin = MockPlugin::new(1, stream_ordered, asynchronous);
+    let state = plugin.state.clone();
+    state.add_kernel("inc", |mem, args| {
+        let v = mem.read_i32(args[0]).expect("device memory");
+        mem.write_i32(args[0], v + 1).expect("writable");
+    });
+    let rt = Runtime::new(
+        Config::default(),
+        vec![Arc::new(plugin)],
+        Box::new(NoHostRuntime),
+    );
+    let region = addr(leak(0u8));
+    let entries = vec![OffloadEntry {
+        addr: region,
+        name: c"inc",
+        size: 0,
+        flags: 0,
+        data: 0,
+    }];
+    rt.register(addr(leak(0u64)), &[MAGIC], entries);
+    rt.device(0).expect("the mock device loads");
+    Fixture { rt, state, region }
+}
+
+/// How a construct completes.
+#[derive(Clone, Copy, Debug)]
+enum Completion {
+    /// One synchronisation at the end.
+    Blocking,
+    /// Polled until done, as libomp completes a `nowait` construct (on failure it is
+    /// synchronised, as the C boundary does).
+    Nowait,
+}
+
+fn run(
+    fx: &Fixture,
+    how: Completion,
+    items: &[(usize, i64, u64)],
+    op: impl FnOnce(&Fixture, &Device, &mut MapArgs<'_>, &mut AsyncInfo) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let dev = fx.rt.device(0)?;
+    let mut bases: Vec<usize> = items.iter().map(|i| i.0).collect();
+    let begins = bases.clone();
+    let sizes: Vec<i64> = items.iter().map(|i| i.1).collect();
+    let types: Vec<i64> = items.iter().map(|i| i.2 as i64).collect();
+    let mut args = MapArgs {
+        bases: &mut bases,
+        begins: &begins,
+        sizes: &sizes,
+        types: &types,
+        names: None,
+        mappers: None,
+    };
+    let mut ai = fx.rt.async_info(&dev);
+    let r = op(fx, &dev, &mut args, &mut ai);
+    match (how, r) {
+        (Completion::Blocking, r) => ai.synchronize().and(r),
+        (Completion::Nowait, Err(e)) => {
+            let _ = ai.synchronize();
+            Err(e)
+        }
+        (Completion::Nowait, Ok(())) => {
+            while !ai.is_done()? {}
+            drop(ai);
+            Ok(())
+        }
+    }
+}
+
+fn enter(fx: &Fixture, how: Completion, items: &[(usize, i64, u64)]) -> Result<(), Error> {
+    run(fx, how, items, |fx, dev, args, ai| {
+        fx.rt.data_begin(dev, args, ai)
+    })
+}
+
+fn exit(fx: &Fixture, how: Completion, items: &[(usize, i64, u64)]) -> Result<(), Error> {
+    run(fx, how, items, |fx, dev, args, ai| {
+        fx.rt.data_end(dev, args, ai)
+    })
+}
+
+fn target(fx: &Fixture, how: Completion, items: &[(usize, i64, u64)]) -> Result<(), Error> {
+    run(fx, how, items, |fx, dev, args, ai| {
+        let config = LaunchConfig {
+            version: 3,
+            ..Default::default()
+        };
+        fx.rt
+            .target(dev, fx.region, args, &config, &SourceLoc::default(), ai)
+    })
+}
+
+/// Device blocks that belong to a mapping or a construct (not the size-class cache's).
+fn blocks_in_use(fx: &Fixture) -> usize {
+    let dev = fx.rt.device(0).unwrap();
+    fx.state.memory.live() - dev.cached_blocks()
+}
+
+const MODELS: [(&str, bool, bool); 3] = [
+    ("synchronous", false, false),
+    ("asynchronous", false, true),
+    ("stream-ordered", true, true),
+];
+
+/// The faults: the copy back fails when issued, or the queue fails after it (found by the
+/// synchronisation of a blocking construct, by the query that polls a `nowait` one).
+fn faults(how: Completion) -> [OpKind; 2] {
+    match how {
+        Completion::Blocking => [OpKind::CopyFromDevice, OpKind::Synchronize],
+        Completion::Nowait => [OpKind::CopyFromDevice, OpKind::Query],
+    }
+}
+
+#[test]
+fn a_failed_copy_back_at_exit_data_retires_the_entry() {
+    for (model, stream_ordered, asynchronous) in MODELS {
+        for how in [Completion::Blocking, Completion::Nowait] {
+            for fault in faults(how) {
+                let what = format!("{model} {how:?} {fault:?}");
+                let fx = fixture(stream_ordered, asynchronous);
+                let mut x = Box::new(1i32);
+                let p = addr(&*x);
+                let base = blocks_in_use(&fx);
+                enter(&fx, how, &[(p, 4, mt::TO)]).unwrap();
+                fx.state.fail_nth(fault, 1);
+                let r = exit(&fx, how, &[(p, 4, mt::FROM)]);
+                assert!(r.is_err(), "{what}: the failure is reported");
+                let dev = fx.rt.device(0).unwrap();
+                assert!(
+                    !fx.rt.target_is_present(p, 0),
+                    "{what}: the entry is retired"
+                );
+                assert_eq!(dev.check_table(), Ok(()), "{what}");
+                assert_eq!(blocks_in_use(&fx), base, "{what}: its block is freed");
+                // The next mapping is new: the new host value goes in.
+                *x = 7;
+                enter(&fx, how, &[(p, 4, mt::TO)]).unwrap();
+                target(&fx, how, &[(p, 4, mt::TO | mt::FROM | mt::TARGET_PARAM)]).unwrap();
+                exit(&fx, how, &[(p, 4, mt::FROM)]).unwrap();
+                assert_eq!(*x, 8, "{what}: no stale device value came back");
+                assert_eq!(blocks_in_use(&fx), base, "{what}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_failed_copy_back_at_the_end_of_a_region_retires_the_entry() {
+    for (model, stream_ordered, asynchronous) in MODELS {
+        for how in [Completion::Blocking, Completion::Nowait] {
+            for fault in faults(how) {
+                let what = format!("{model} {how:?} {fault:?}");
+                let fx = fixture(stream_ordered, asynchronous);
+                let mut x = Box::new(1i32);
+                let p = addr(&*x);
+                let base = blocks_in_use(&fx);
+                fx.state.fail_nth(fault, 1);
+                let r = target(&fx, how, &[(p, 4, mt::TO | mt::FROM | mt::TARGET_PARAM)]);
+                assert!(r.is_err(), "{what}: the failure is reported");
+                assert!(
+                    !fx.rt.target_is_present(p, 0),
+                    "{what}: the entry is retired"
+                );
+                assert_eq!(blocks_in_use(&fx), base, "{what}: its block is freed");
+                *x = 7;
+                target(&fx, how, &[(p, 4, mt::TO | mt::FROM | mt::TARGET_PARAM)]).unwrap();
+                assert_eq!(*x, 8, "{what}: the region saw the new host value");
+            }
+        }
+    }
+}

@@ -89,6 +89,9 @@ impl Subscriber for Recorder {
         ));
     }
     fn submit(&self, e: Endpoint, r: &Region, s: &mut Submit) {
+        if e == Endpoint::Begin {
+            s.tool_data = 7000 + s.id;
+        }
         self.push(format!(
             "  {} submit teams={} region={}",
             ep(e),
@@ -441,4 +444,133 @@ fn a_direct_copy_between_devices_is_one_transfer_with_both_device_numbers() {
         kinds,
         ["begin TransferFromDevice", "begin TransferToDevice"]
     );
+}
+
+/// Host-device mock fixture with asynchronous queues (timestamps resolve after a sync).
+fn traced_fixture() -> Fixture {
+    fixture(false, true, true)
+}
+
+#[test]
+fn traced_operations_carry_device_times_once_their_queue_completed() {
+    use omptarget_core::tools::{DataOpKind, RecordKind};
+    use omptarget_plugin_mock::cost;
+    let fx = traced_fixture();
+    let x = Box::new(5i32);
+    fx.tool.take();
+    fx.state.clear_log();
+    target(
+        &fx,
+        &[(addr(&*x), 4, mt::TO | mt::FROM | mt::TARGET_PARAM)],
+        0x77,
+    );
+    assert_eq!(*x, 6);
+    let records = std::mem::take(&mut *fx.tool.records.lock().unwrap());
+    let me = omptarget_core::tools::thread_id();
+    let kinds: Vec<String> = records
+        .iter()
+        .map(|r| match &r.kind {
+            RecordKind::DataOp { kind, .. } => format!("{kind:?}"),
+            RecordKind::Kernel { .. } => "Kernel".into(),
+        })
+        .collect();
+    // The queued work (alloc, copy in, kernel, copy out) completes at the synchronisation;
+    // the free follows it (no queue: its time is known at once).
+    assert_eq!(
+        kinds,
+        [
+            "Alloc",
+            "TransferToDevice",
+            "Kernel",
+            "TransferFromDevice",
+            "Delete"
+        ]
+    );
+    let durations: Vec<u64> = records.iter().map(|r| r.end - r.start).collect();
+    // The free goes to the size-class cache (an asynchronous device without stream-ordered
+    // allocation keeps small blocks): no device time passes.
+    assert_eq!(
+        durations,
+        [cost::ALLOC, cost::COPY + 4, cost::LAUNCH, cost::COPY + 4, 0]
+    );
+    for w in records.windows(2) {
+        assert!(
+            w[0].end <= w[1].start,
+            "records in device order: {records:?}"
+        );
+    }
+    for r in &records {
+        assert_eq!(r.device, 0);
+        assert_eq!(r.thread_id, me);
+        // The ids are the ones the EMI callbacks set (region 1001, operations 7000 + id).
+        assert_eq!(r.region_tool_data, 1000 + r.region_id);
+        assert_eq!(r.op_tool_data, 7000 + r.op_id);
+    }
+    let RecordKind::DataOp {
+        kind, src, bytes, ..
+    } = &records[1].kind
+    else {
+        panic!("a data operation");
+    };
+    assert_eq!(
+        (*kind, *src, *bytes),
+        (DataOpKind::TransferToDevice, addr(&*x), 4)
+    );
+    // Every timestamp was resolved, after its queue's synchronisation (the mock refuses
+    // earlier resolutions).
+    assert_eq!(fx.state.pending_timestamps(), 0);
+}
+
+#[test]
+fn a_construct_still_running_hands_over_its_records_when_found_complete() {
+    let fx = traced_fixture();
+    let x = Box::new(1i32);
+    let dev = fx.rt.device(0).unwrap();
+    fx.state
+        .busy
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let mut ai = fx.rt.async_info(&dev);
+    let region = fx
+        .rt
+        .begin_construct(&mut ai, ConstructKind::EnterData, true, 1);
+    with_args(&[(addr(&*x), 4, mt::TO)], |args| {
+        fx.rt.data_begin(&dev, args, &mut ai).unwrap()
+    });
+    assert!(!ai.is_done().unwrap());
+    fx.rt.end_construct(region);
+    assert!(
+        fx.tool.records.lock().unwrap().is_empty(),
+        "nothing before the work completes"
+    );
+    fx.state
+        .busy
+        .store(false, std::sync::atomic::Ordering::SeqCst);
+    assert!(ai.is_done().unwrap());
+    assert_eq!(fx.tool.records.lock().unwrap().len(), 2, "alloc and copy");
+    assert_eq!(fx.state.pending_timestamps(), 0);
+    drop(ai);
+    with_args(&[(addr(&*x), 4, mt::FROM)], |args| {
+        let mut ai = fx.rt.async_info(&dev);
+        fx.rt.data_end(&dev, args, &mut ai).unwrap();
+        ai.synchronize().unwrap();
+    });
+}
+
+#[test]
+fn untraced_devices_take_no_timestamps() {
+    let fx = fixture(false, true, false);
+    let x = Box::new(1i32);
+    fx.state.clear_log();
+    target(
+        &fx,
+        &[(addr(&*x), 4, mt::TO | mt::FROM | mt::TARGET_PARAM)],
+        1,
+    );
+    assert!(
+        !fx.state
+            .log()
+            .iter()
+            .any(|o| matches!(o, Op::Timestamp { .. }))
+    );
+    assert!(fx.tool.records.lock().unwrap().is_empty());
 }

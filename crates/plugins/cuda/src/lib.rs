@@ -13,6 +13,7 @@ pub use driver::compute_sanitizer_attached;
 mod kernel;
 mod pool;
 mod staging;
+mod timing;
 
 use cudarc::driver::sys;
 use driver::{CUcontext, CUdevice, CUdeviceptr, CUmodule, CUstream, attribute, call, make_current};
@@ -22,7 +23,7 @@ use omptarget_plugin::pool_policy::{self, PoolPolicy};
 use omptarget_plugin::words::Words;
 use omptarget_plugin::{
     AllocKind, CopyKind, Device, DeviceInfo, DevicePtr, Error, ErrorKind, EventId, ImageInfo,
-    KernelId, LaunchConfig, LoadEnv, ModuleId, Plugin, QueueId, Result,
+    KernelId, LaunchConfig, LoadEnv, ModuleId, Plugin, QueueId, Result, Timestamp,
 };
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -216,6 +217,8 @@ struct CudaDevice {
     /// Other GPUs this one copies to directly: device ordinal → its primary context, or
     /// `None` when the hardware has no peer path (copies are staged through the host then).
     peers: Mutex<std::collections::HashMap<CUdevice, Option<CUcontext>>>,
+    /// Timing events of traced operations (device tracing only).
+    timing: timing::Timing,
 }
 
 // SAFETY: CUDA driver handles may be used from any thread once the context is current (each
@@ -412,6 +415,7 @@ impl CudaDevice {
             sm_count,
             pageable_access,
             peers: Mutex::new(std::collections::HashMap::new()),
+            timing: timing::Timing::default(),
         })
     }
 
@@ -1228,6 +1232,30 @@ impl Device for CudaDevice {
             self.blocks.completed(queue.0);
         }
         Ok(done)
+    }
+
+    /// A timing event on the queue's stream, after the stream's batched copies (which are
+    /// issued first, so the event follows every operation queued before it).
+    fn timestamp(&self, queue: Option<QueueId>) -> Result<Timestamp> {
+        let Some(q) = queue else {
+            return Ok(Timestamp::At(omptarget_plugin::host_clock_ns()));
+        };
+        self.current()?;
+        let s = self.submit(q)?;
+        let token = self
+            .timing
+            .mark(s, |record| self.on_internal_stream(record))?;
+        Ok(Timestamp::Pending(token))
+    }
+
+    fn resolve_timestamp(&self, ts: Timestamp) -> Result<u64> {
+        match ts {
+            Timestamp::At(t) => Ok(t),
+            Timestamp::Pending(token) => {
+                self.current()?;
+                self.timing.resolve(token)
+            }
+        }
     }
 
     fn create_event(&self) -> Result<EventId> {

@@ -24,7 +24,7 @@ use omptarget_core::tools::{
 use std::cell::Cell;
 use std::ffi::{CString, c_char, c_int, c_uint, c_void};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 // ---------------------------------------------------------------- codeptr_ra
 
@@ -279,7 +279,8 @@ pub(crate) fn connect(rt: &'static Runtime) {
     let ompt = Arc::new(Ompt {
         callbacks,
         finalized: AtomicBool::new(false),
-        devices: Mutex::new(Vec::new()),
+        devices: RwLock::new(Vec::new()),
+        tracing: AtomicBool::new(false),
     });
     if SUBSCRIBER.set(ompt.clone()).is_ok() {
         rt.tools.subscribe(ompt);
@@ -313,7 +314,9 @@ pub(crate) struct Ompt {
     callbacks: Callbacks,
     finalized: AtomicBool,
     /// Every device initialised for the tool; never shrinks (tools keep the pointers).
-    devices: Mutex<Vec<Arc<OmptDevice>>>,
+    devices: RwLock<Vec<Option<Arc<OmptDevice>>>>,
+    /// Some device's trace was started (constructs look at their device's trace only then).
+    pub(crate) tracing: AtomicBool,
 }
 
 thread_local! {
@@ -327,9 +330,22 @@ impl Ompt {
         !self.finalized.load(Ordering::Acquire)
     }
 
+    /// The device a tool's `ompt_device_t *` names, if it is one of ours.
+    pub(crate) fn device(&self, handle: *const c_void) -> Option<Arc<OmptDevice>> {
+        let devices = self.devices.read().unwrap_or_else(|e| e.into_inner());
+        devices
+            .iter()
+            .flatten()
+            .find(|d| Arc::as_ptr(d).cast::<c_void>() == handle)
+            .cloned()
+    }
+
     fn device_by_id(&self, id: i32) -> Option<Arc<OmptDevice>> {
-        let devices = self.devices.lock().unwrap_or_else(|e| e.into_inner());
-        devices.iter().find(|d| d.id == id).cloned()
+        let devices = self.devices.read().unwrap_or_else(|e| e.into_inner());
+        usize::try_from(id)
+            .ok()
+            .and_then(|i| devices.get(i))
+            .and_then(Option::clone)
     }
 }
 
@@ -356,10 +372,13 @@ impl Subscriber for Ompt {
                     kind: CString::new(kind).unwrap_or_default(),
                     trace: trace::DeviceTrace::default(),
                 });
-                self.devices
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .push(d.clone());
+                let mut devices = self.devices.write().unwrap_or_else(|e| e.into_inner());
+                let at = id.max(0) as usize;
+                if devices.len() <= at {
+                    devices.resize(at + 1, None);
+                }
+                devices[at] = Some(d.clone());
+                drop(devices);
                 d
             }
         };
@@ -535,7 +554,9 @@ impl Subscriber for Ompt {
     }
 
     fn traces(&self, device: i32) -> bool {
-        self.live() && self.device_by_id(device).is_some_and(|d| d.trace.on())
+        self.tracing.load(Ordering::Relaxed)
+            && self.live()
+            && self.device_by_id(device).is_some_and(|d| d.trace.on())
     }
 
     fn record(&self, r: &TraceRecord) {
@@ -543,8 +564,12 @@ impl Subscriber for Ompt {
             return;
         }
         if let Some(d) = self.device_by_id(r.device) {
-            let emi = self.callbacks.target_emi.is_some();
-            d.trace.push(r, emi);
+            let ids = trace::IdSource {
+                target_emi: self.callbacks.target_emi.is_some(),
+                data_op_emi: self.callbacks.data_op_emi.is_some(),
+                submit_emi: self.callbacks.submit_emi.is_some(),
+            };
+            d.trace.push(r, d.id, ids);
         }
     }
 }

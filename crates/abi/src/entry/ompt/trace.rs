@@ -1,23 +1,548 @@
-//! Device tracing (OpenMP 5.2 §19.6): not offered yet.
+//! Device tracing (OpenMP 5.2 §19.6.2, the "tracing" entry points), which LLVM 19 lacks: a
+//! tool finds the entry points through the `lookup` function it receives in
+//! `ompt_callback_device_initialize`, chooses the record types (`ompt_set_trace_ompt`),
+//! starts tracing with a buffer-request and a buffer-complete callback (`ompt_start_trace`),
+//! and reads `ompt_record_ompt_t` records out of its completed buffers.
+//!
+//! Records: data operations (`ompt_callback_target_data_op`) and kernels
+//! (`ompt_callback_target_submit`), with device timestamps (`time` = start, `end_time`) in
+//! nanoseconds of the host's monotonic clock (`ompt_translate_time` converts them to
+//! `omp_get_wtime`'s seconds). CUDA operations are timed by events recorded around them on
+//! their stream, host-device ones by the host clock. A record is written once its queue's work
+//! has completed, so the records of one queue are in the order the device ran them.
+//! `thread_id` is the OS thread id (`gettid`) of the thread that issued the operation;
+//! `target_id` and `host_op_id` are what the tool set in the EMI callbacks when it registered
+//! them, else the runtime's ids (the ones the non-EMI callbacks carry).
+//!
+//! Buffers: the runtime asks for one when it has a record to write and none is open; a buffer
+//! is completed (with `buffer_owned` 1: the runtime is done with it) when the next record does
+//! not fit, at `ompt_flush_trace`, `ompt_stop_trace` and when the device is finalised. A
+//! buffer too small for one record (0 bytes, or a null buffer) is not used: the record is
+//! dropped and the next record asks again. No runtime lock is held while a tool callback runs.
 
-use super::{InterfaceFn, LIBOMP};
-use omptarget_core::tools::TraceRecord;
-use std::ffi::c_char;
+use super::{InterfaceFn, LIBOMP, SUBSCRIBER};
+use omptarget_core::tools::{DataOpKind, RecordKind, TraceRecord};
+use std::ffi::{CStr, c_char, c_int, c_uint, c_void};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+
+type BufferRequestFn = unsafe extern "C" fn(c_int, *mut *mut c_void, *mut usize);
+type BufferCompleteFn = unsafe extern "C" fn(c_int, *mut c_void, usize, u64, c_int);
+
+/// `ompt_record_target_data_op_t`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct RecordDataOp {
+    host_op_id: u64,
+    optype: c_int,
+    src_addr: *mut c_void,
+    src_device_num: c_int,
+    dest_addr: *mut c_void,
+    dest_device_num: c_int,
+    bytes: usize,
+    end_time: u64,
+    codeptr_ra: *const c_void,
+}
+
+/// `ompt_record_target_kernel_t`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct RecordKernel {
+    host_op_id: u64,
+    requested_num_teams: c_uint,
+    granted_num_teams: c_uint,
+    end_time: u64,
+}
+
+/// The union of `ompt_record_ompt_t` (its largest member is 72 bytes).
+#[repr(C)]
+#[derive(Clone, Copy)]
+union RecordUnion {
+    data_op: RecordDataOp,
+    kernel: RecordKernel,
+    size: [u64; 9],
+}
+
+/// `ompt_record_ompt_t`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct RecordOmpt {
+    kind: c_int,
+    time: u64,
+    thread_id: u64,
+    target_id: u64,
+    record: RecordUnion,
+}
+
+const RECORD: usize = std::mem::size_of::<RecordOmpt>();
+const _: () = assert!(RECORD == 104);
+const _: () = assert!(std::mem::offset_of!(RecordOmpt, record) == 32);
+const _: () = assert!(std::mem::size_of::<RecordDataOp>() == 72);
+
+// ompt_callbacks_t codes of the record types, and ompt_set_result_t.
+const TARGET: u32 = 8;
+const TARGET_DATA_OP: u32 = 9;
+const TARGET_SUBMIT: u32 = 10;
+const TARGET_EMI: u32 = 33;
+const TARGET_DATA_OP_EMI: u32 = 34;
+const TARGET_SUBMIT_EMI: u32 = 35;
+const SET_NEVER: c_int = 1;
+const SET_ALWAYS: c_int = 5;
+/// `ompt_record_ompt`.
+const RECORD_OMPT: c_int = 1;
+
+/// Record types a tool enabled (bits).
+const DATA_OPS: u32 = 1;
+const KERNELS: u32 = 2;
+
+/// A tool's buffer being filled.
+struct Buffer {
+    ptr: *mut u8,
+    bytes: usize,
+    used: usize,
+}
+
+// SAFETY: the buffer belongs to the tool, which handed it over for us to fill; we touch it
+// under the device's trace lock only.
+unsafe impl Send for Buffer {}
+
+#[derive(Default)]
+struct TraceState {
+    request: Option<BufferRequestFn>,
+    complete: Option<BufferCompleteFn>,
+    buffer: Option<Buffer>,
+    /// A buffer another thread asked for while one was open, used when that one fills.
+    spare: Option<Buffer>,
+}
 
 /// The tracing state of one device.
 #[derive(Default)]
-pub(crate) struct DeviceTrace {}
-
-impl DeviceTrace {
-    pub(crate) fn on(&self) -> bool {
-        false
-    }
-    pub(crate) fn stop(&self, _device: i32) {}
-    pub(crate) fn push(&self, _r: &TraceRecord, _emi: bool) {}
+pub(crate) struct DeviceTrace {
+    /// Started and not paused.
+    running: AtomicBool,
+    /// `DATA_OPS | KERNELS` as `ompt_set_trace_ompt` enabled them.
+    types: AtomicU32,
+    /// Records dropped because the tool gave no room for them.
+    dropped: AtomicU64,
+    state: Mutex<TraceState>,
 }
 
-/// The lookup function given to `ompt_callback_device_initialize`: libomp's entry points.
+impl DeviceTrace {
+    /// Whether operations on the device are to be timed (checked once per construct).
+    pub(crate) fn on(&self) -> bool {
+        self.running.load(Ordering::Acquire) && self.types.load(Ordering::Relaxed) != 0
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, TraceState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Writes one record (the device's operation completed).
+    pub(crate) fn push(&self, r: &TraceRecord, device: i32, ids: IdSource) {
+        let wanted = match r.kind {
+            RecordKind::DataOp { .. } => DATA_OPS,
+            RecordKind::Kernel { .. } => KERNELS,
+        };
+        if !self.running.load(Ordering::Acquire) || self.types.load(Ordering::Relaxed) & wanted == 0
+        {
+            return;
+        }
+        let record = encode(r, ids);
+        loop {
+            let (full, request) = {
+                let mut st = self.state();
+                if st.request.is_none() {
+                    return; // stopped meanwhile
+                }
+                if let Some(b) = st.buffer.as_mut()
+                    && b.used + RECORD <= b.bytes
+                {
+                    // SAFETY: the tool's buffer has `bytes` bytes; the record fits at `used`.
+                    unsafe {
+                        std::ptr::write_unaligned(b.ptr.add(b.used).cast::<RecordOmpt>(), record)
+                    };
+                    b.used += RECORD;
+                    return;
+                }
+                // No room: the open buffer (if any) is complete; a spare takes its place.
+                let full = st.buffer.take();
+                st.buffer = st.spare.take();
+                if st.buffer.is_some() {
+                    (full, None)
+                } else {
+                    (full, st.request)
+                }
+            };
+            if let Some(full) = full {
+                self.complete_buffer(device, full);
+            }
+            if let Some(request) = request {
+                let mut ptr: *mut c_void = std::ptr::null_mut();
+                let mut bytes = 0usize;
+                // SAFETY: the tool's buffer-request callback with valid out-parameters.
+                unsafe { request(device, &mut ptr, &mut bytes) };
+                if ptr.is_null() || bytes < RECORD {
+                    // No room (the tool's choice): this record is lost, the next asks again.
+                    self.dropped.fetch_add(1, Ordering::Relaxed);
+                    if !ptr.is_null() {
+                        self.complete_buffer(
+                            device,
+                            Buffer {
+                                ptr: ptr.cast(),
+                                bytes,
+                                used: 0,
+                            },
+                        );
+                    }
+                    return;
+                }
+                let fresh = Buffer {
+                    ptr: ptr.cast(),
+                    bytes,
+                    used: 0,
+                };
+                let mut st = self.state();
+                if st.buffer.is_none() {
+                    st.buffer = Some(fresh);
+                } else if st.spare.is_none() {
+                    st.spare = Some(fresh);
+                } else {
+                    drop(st);
+                    self.complete_buffer(device, fresh);
+                }
+            }
+        }
+    }
+
+    /// Hands a buffer back to the tool, done with it (no lock held).
+    fn complete_buffer(&self, device: i32, b: Buffer) {
+        let complete = self.state().complete;
+        if let Some(complete) = complete {
+            // SAFETY: the tool's buffer-complete callback with its own buffer; records start
+            // at cursor 0 and fill `used` bytes.
+            unsafe { complete(device, b.ptr.cast(), b.used, 0, 1) };
+        }
+    }
+
+    /// Completes the open buffers (`ompt_flush_trace`).
+    fn flush(&self, device: i32) {
+        let (open, spare) = {
+            let mut st = self.state();
+            (st.buffer.take(), st.spare.take())
+        };
+        for b in [open, spare].into_iter().flatten() {
+            self.complete_buffer(device, b);
+        }
+    }
+
+    /// Stops tracing: the open buffers are completed, nothing more is recorded.
+    pub(crate) fn stop(&self, device: i32) {
+        if self.state().request.is_none() {
+            return;
+        }
+        self.running.store(false, Ordering::Release);
+        self.flush(device);
+        let mut st = self.state();
+        st.request = None;
+        st.complete = None;
+    }
+}
+
+/// Where a record's `target_id` and `host_op_id` come from: the tool's EMI words when it
+/// registered the EMI callbacks, else the runtime's ids.
+#[derive(Clone, Copy)]
+pub(crate) struct IdSource {
+    pub(crate) target_emi: bool,
+    pub(crate) data_op_emi: bool,
+    pub(crate) submit_emi: bool,
+}
+
+fn data_op_kind(kind: DataOpKind) -> c_int {
+    super::data_op_kind(kind)
+}
+
+fn encode(r: &TraceRecord, ids: IdSource) -> RecordOmpt {
+    let target_id = if ids.target_emi {
+        r.region_tool_data
+    } else {
+        r.region_id
+    };
+    let (kind, record) = match r.kind {
+        RecordKind::DataOp {
+            kind,
+            src,
+            src_device,
+            dst,
+            dst_device,
+            bytes,
+            codeptr,
+        } => (
+            TARGET_DATA_OP,
+            RecordUnion {
+                data_op: RecordDataOp {
+                    host_op_id: if ids.data_op_emi {
+                        r.op_tool_data
+                    } else {
+                        r.op_id
+                    },
+                    optype: data_op_kind(kind),
+                    src_addr: src as *mut c_void,
+                    src_device_num: src_device,
+                    dest_addr: dst as *mut c_void,
+                    dest_device_num: dst_device,
+                    bytes,
+                    end_time: r.end,
+                    codeptr_ra: codeptr as *const c_void,
+                },
+            },
+        ),
+        RecordKind::Kernel {
+            requested_teams,
+            granted_teams,
+        } => (
+            TARGET_SUBMIT,
+            RecordUnion {
+                kernel: RecordKernel {
+                    host_op_id: if ids.submit_emi {
+                        r.op_tool_data
+                    } else {
+                        r.op_id
+                    },
+                    requested_num_teams: requested_teams,
+                    granted_num_teams: granted_teams,
+                    end_time: r.end,
+                },
+            },
+        ),
+    };
+    RecordOmpt {
+        kind: kind as c_int,
+        time: r.start,
+        thread_id: r.thread_id,
+        target_id,
+        record,
+    }
+}
+
+// ---------------------------------------------------------------- entry points
+
+/// Runs `f` for the device a tool's handle names; `fail` when it names none (or `f` panics).
+fn with_device<R>(handle: *mut c_void, fail: R, f: impl FnOnce(&super::OmptDevice) -> R) -> R {
+    let Some(ompt) = SUBSCRIBER.get() else {
+        return fail;
+    };
+    let Some(device) = ompt.device(handle) else {
+        return fail;
+    };
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&device))) {
+        Ok(r) => r,
+        Err(_) => fail,
+    }
+}
+
+/// `ompt_set_trace_ompt`: records of data operations and kernels can be traced (their EMI
+/// and non-EMI codes name the same records; 0 names both); target regions cannot.
+unsafe extern "C" fn set_trace_ompt(device: *mut c_void, enable: c_uint, etype: c_uint) -> c_int {
+    with_device(device, 0, |d| {
+        let bits = match etype {
+            0 => DATA_OPS | KERNELS,
+            TARGET_DATA_OP | TARGET_DATA_OP_EMI => DATA_OPS,
+            TARGET_SUBMIT | TARGET_SUBMIT_EMI => KERNELS,
+            TARGET | TARGET_EMI => return SET_NEVER,
+            _ => return SET_NEVER,
+        };
+        if enable != 0 {
+            d.trace.types.fetch_or(bits, Ordering::AcqRel);
+        } else {
+            d.trace.types.fetch_and(!bits, Ordering::AcqRel);
+        }
+        SET_ALWAYS
+    })
+}
+
+/// `ompt_start_trace`: 1 when tracing started (both callbacks given, not already running).
+unsafe extern "C" fn start_trace(
+    device: *mut c_void,
+    request: Option<BufferRequestFn>,
+    complete: Option<BufferCompleteFn>,
+) -> c_int {
+    with_device(device, 0, |d| {
+        let (Some(request), Some(complete)) = (request, complete) else {
+            return 0;
+        };
+        let mut st = d.trace.state();
+        if st.request.is_some() {
+            return 0;
+        }
+        st.request = Some(request);
+        st.complete = Some(complete);
+        d.trace.running.store(true, Ordering::Release);
+        if let Some(ompt) = SUBSCRIBER.get() {
+            ompt.tracing.store(true, Ordering::Release);
+        }
+        1
+    })
+}
+
+/// `ompt_pause_trace`: pauses (`begin_pause` non-zero) or resumes a started trace.
+unsafe extern "C" fn pause_trace(device: *mut c_void, begin_pause: c_int) -> c_int {
+    with_device(device, 0, |d| {
+        let st = d.trace.state();
+        if st.request.is_none() {
+            return 0;
+        }
+        d.trace.running.store(begin_pause == 0, Ordering::Release);
+        1
+    })
+}
+
+/// `ompt_flush_trace`: the open buffers are completed now; operations still running are
+/// recorded when they complete.
+unsafe extern "C" fn flush_trace(device: *mut c_void) -> c_int {
+    with_device(device, 0, |d| {
+        if d.trace.state().request.is_none() {
+            return 0;
+        }
+        d.trace.flush(d.id);
+        1
+    })
+}
+
+/// `ompt_stop_trace`.
+unsafe extern "C" fn stop_trace(device: *mut c_void) -> c_int {
+    with_device(device, 0, |d| {
+        if d.trace.state().request.is_none() {
+            return 0;
+        }
+        d.trace.stop(d.id);
+        1
+    })
+}
+
+/// `ompt_advance_buffer_cursor`: records lie back to back from cursor 0.
+unsafe extern "C" fn advance_buffer_cursor(
+    _device: *mut c_void,
+    buffer: *mut c_void,
+    size: usize,
+    current: u64,
+    next: *mut u64,
+) -> c_int {
+    if buffer.is_null() || next.is_null() {
+        return 0;
+    }
+    let n = current.saturating_add(RECORD as u64);
+    if n.saturating_add(RECORD as u64) > size as u64 {
+        return 0;
+    }
+    // SAFETY: the tool's out-parameter.
+    unsafe { *next = n };
+    1
+}
+
+/// `ompt_get_record_type`: every record we write is an OMPT record.
+unsafe extern "C" fn get_record_type(buffer: *mut c_void, _current: u64) -> c_int {
+    if buffer.is_null() { 3 } else { RECORD_OMPT }
+}
+
+/// `ompt_get_record_ompt`: the record at `current` in `buffer`.
+unsafe extern "C" fn get_record_ompt(buffer: *mut c_void, current: u64) -> *mut c_void {
+    if buffer.is_null() {
+        return std::ptr::null_mut();
+    }
+    buffer.cast::<u8>().wrapping_add(current as usize).cast()
+}
+
+/// `ompt_get_device_time`: the device's clock now (ns, the records' time base).
+unsafe extern "C" fn get_device_time(device: *mut c_void) -> u64 {
+    with_device(device, 0, |d| {
+        super::runtime()
+            .device_unloaded(i64::from(d.id))
+            .ok()
+            .and_then(|dev| dev.backend().ok().map(|b| b.device_time()))
+            .unwrap_or(0)
+    })
+}
+
+/// `ompt_translate_time`: a device time in seconds on `omp_get_wtime`'s clock (the wall
+/// clock): device times are the host's monotonic clock, whose offset from the wall clock is
+/// measured once.
+unsafe extern "C" fn translate_time(device: *mut c_void, time: u64) -> f64 {
+    with_device(device, 0.0, |_| {
+        static OFFSET: std::sync::OnceLock<(f64, u64)> = std::sync::OnceLock::new();
+        let (wall, mono) = *OFFSET.get_or_init(|| {
+            let mono = omptarget_core::plugin::host_clock_ns();
+            let wall = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs_f64())
+                .unwrap_or(0.0);
+            (wall, mono)
+        });
+        wall + (time as f64 - mono as f64) * 1e-9
+    })
+}
+
+/// The lookup function given to `ompt_callback_device_initialize`: the tracing entry points,
+/// then libomp's.
 pub(crate) unsafe extern "C" fn lookup(name: *const c_char) -> Option<InterfaceFn> {
+    if name.is_null() {
+        return None;
+    }
+    // SAFETY: the tool passes a NUL-terminated name.
+    let n = unsafe { CStr::from_ptr(name) }.to_bytes();
+    // SAFETY (each transmute): a function pointer cast to the generic interface type, as
+    // OMPT's lookup returns every entry point.
+    let f: Option<InterfaceFn> = unsafe {
+        match n {
+            b"ompt_set_trace_ompt" => Some(std::mem::transmute::<
+                unsafe extern "C" fn(*mut c_void, c_uint, c_uint) -> c_int,
+                InterfaceFn,
+            >(set_trace_ompt)),
+            b"ompt_start_trace" => Some(std::mem::transmute::<
+                unsafe extern "C" fn(
+                    *mut c_void,
+                    Option<BufferRequestFn>,
+                    Option<BufferCompleteFn>,
+                ) -> c_int,
+                InterfaceFn,
+            >(start_trace)),
+            b"ompt_pause_trace" => Some(std::mem::transmute::<
+                unsafe extern "C" fn(*mut c_void, c_int) -> c_int,
+                InterfaceFn,
+            >(pause_trace)),
+            b"ompt_flush_trace" => Some(std::mem::transmute::<
+                unsafe extern "C" fn(*mut c_void) -> c_int,
+                InterfaceFn,
+            >(flush_trace)),
+            b"ompt_stop_trace" => Some(std::mem::transmute::<
+                unsafe extern "C" fn(*mut c_void) -> c_int,
+                InterfaceFn,
+            >(stop_trace)),
+            b"ompt_advance_buffer_cursor" => Some(std::mem::transmute::<
+                unsafe extern "C" fn(*mut c_void, *mut c_void, usize, u64, *mut u64) -> c_int,
+                InterfaceFn,
+            >(advance_buffer_cursor)),
+            b"ompt_get_record_type" => Some(std::mem::transmute::<
+                unsafe extern "C" fn(*mut c_void, u64) -> c_int,
+                InterfaceFn,
+            >(get_record_type)),
+            b"ompt_get_record_ompt" => Some(std::mem::transmute::<
+                unsafe extern "C" fn(*mut c_void, u64) -> *mut c_void,
+                InterfaceFn,
+            >(get_record_ompt)),
+            b"ompt_get_device_time" => Some(std::mem::transmute::<
+                unsafe extern "C" fn(*mut c_void) -> u64,
+                InterfaceFn,
+            >(get_device_time)),
+            b"ompt_translate_time" => Some(std::mem::transmute::<
+                unsafe extern "C" fn(*mut c_void, u64) -> f64,
+                InterfaceFn,
+            >(translate_time)),
+            _ => None,
+        }
+    };
+    if f.is_some() {
+        return f;
+    }
     let libomp = LIBOMP.get()?;
     // SAFETY: forwarded to libomp's lookup with the tool's NUL-terminated name.
     unsafe { (libomp.lookup)(name) }

@@ -242,6 +242,12 @@ for src in bench/tools/*.c; do
   cc -O2 -pthread -o "$out/bin/$(basename "$src" .c)" "$src" || nfail=$((nfail + 1))
 done
 
+# OMPT tools for measuring OMPT's overhead (bench/ompt/*.c → bin/lib*.so; docs/OMPT.md).
+for src in bench/ompt/*.c; do
+  [[ -f $src ]] || continue
+  clang-19 -shared -fPIC -O2 -g0 "$src" -o "$out/bin/lib$(basename "$src" .c).so" || nfail=$((nfail + 1))
+done
+
 # ---------------------------------------------------------------- MPI (gpu/mpi.sh)
 if [[ $target != host ]] && command -v mpicc >/dev/null; then
   echo "== MPI example and Open MPI bundle"

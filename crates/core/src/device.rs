@@ -232,11 +232,10 @@ impl Device {
         self.memory_manager
             .get_or_init(|| {
                 let backend = self.backend().ok()?;
-                // Stream-ordered allocation needs no cache; a synchronous host device gains
-                // nothing from one either.
-                (!backend.orders_alloc_on_queue()
-                    && backend.is_asynchronous()
-                    && self.mm_threshold > 0)
+                // Stream-ordered allocation needs no cache. Every other device has one, the
+                // host device included, as in LLVM 19 (which device addresses come back after
+                // a free is visible to programs: `omp_get_mapped_ptr`, printed addresses).
+                (!backend.orders_alloc_on_queue() && self.mm_threshold > 0)
                     .then(|| MemoryManager::new(self.mm_threshold))
             })
             .as_ref()
@@ -646,7 +645,7 @@ impl Device {
         {
             let ptr = match mm.take(size) {
                 Some(p) => p,
-                None => self.backend_alloc(backend, MemoryManager::class_size(size), queue)?,
+                None => self.backend_alloc(backend, size, queue)?,
             };
             lock(&self.cached_sizes).insert(ptr, size);
             return Ok(ptr);

@@ -142,6 +142,11 @@ fn addr<T>(x: &T) -> usize {
     x as *const T as usize
 }
 
+/// Blocks device 0's memory manager keeps for reuse.
+fn cached(fx: &Fixture) -> usize {
+    fx.rt.device(0).unwrap().cached_blocks()
+}
+
 #[test]
 fn tofrom_region_moves_data_and_frees_everything_at_unregistration() {
     let fx = fixture(2, false, false);
@@ -152,8 +157,9 @@ fn tofrom_region_moves_data_and_frees_everything_at_unregistration() {
         !fx.rt.target_is_present(addr(&*x), 0),
         "the region's mapping is gone"
     );
-    // Only the global's block is left on the device; unregistration releases it too.
-    assert_eq!(fx.state.memory.live(), 1);
+    // Only the global's block is left on the device (besides the block the memory manager
+    // keeps for reuse); unregistration releases both.
+    assert_eq!(fx.state.memory.live(), 1 + cached(&fx));
     fx.rt.unregister(fx.key);
     assert_eq!(fx.state.memory.live(), 0, "nothing stays allocated");
 }
@@ -185,7 +191,11 @@ fn reference_counts_decide_when_data_moves() {
     assert_eq!(a[1], 7);
     exit(&fx, &[(item.0, item.1, mt::DELETE)]).unwrap();
     assert!(!fx.rt.target_is_present(item.0, 0));
-    assert_eq!(fx.state.memory.live(), 1, "only the global remains");
+    assert_eq!(
+        fx.state.memory.live(),
+        1 + cached(&fx),
+        "only the global remains"
+    );
 }
 
 #[test]
@@ -296,7 +306,17 @@ fn injected_failures_leave_no_leak_and_a_consistent_table() {
         (OpKind::Copy, 2),
         (OpKind::Launch, 1),
     ] {
-        let fx = fixture(1, false, false);
+        // Without the memory manager, whose retry after a failed allocation would hide the
+        // injected failure (see the next test).
+        let fx = fixture_with(
+            1,
+            false,
+            false,
+            Config {
+                memory_manager_threshold: 0,
+                ..Config::default()
+            },
+        );
         let x = Box::new(1i32);
         let y = Box::new(2i32);
         fx.rt.device(0).unwrap();
@@ -323,6 +343,50 @@ fn injected_failures_leave_no_leak_and_a_consistent_table() {
         fx.rt.unregister(fx.key);
         assert_eq!(fx.state.memory.live(), 0);
     }
+}
+
+/// The memory manager (devices without stream-ordered allocation, the host device among them)
+/// reuses a freed block for a request of the same size only, the block freed first first, and
+/// answers a failed allocation by giving its blocks back and trying once more, as LLVM 19's
+/// `MemoryManagerTy` does.
+#[test]
+fn the_memory_manager_reuses_blocks_as_llvm_does() {
+    let fx = fixture(1, false, false);
+    let dev = fx.rt.device(0).unwrap();
+    let a = Box::new([0u8; 64]);
+    let b = Box::new([0u8; 64]);
+    let c = Box::new([0u8; 64]);
+    let d = Box::new([0u8; 48]);
+    enter(&fx, &[(addr(&*a), 64, mt::TO), (addr(&*b), 64, mt::TO)]).unwrap();
+    let (pa, pb) = (
+        fx.rt.mapped_ptr(&dev, addr(&*a)).unwrap(),
+        fx.rt.mapped_ptr(&dev, addr(&*b)).unwrap(),
+    );
+    exit(&fx, &[(addr(&*a), 64, mt::DELETE)]).unwrap();
+    exit(&fx, &[(addr(&*b), 64, mt::DELETE)]).unwrap();
+    assert_eq!(dev.cached_blocks(), 2);
+    enter(&fx, &[(addr(&*d), 48, mt::TO)]).unwrap();
+    assert_ne!(fx.rt.mapped_ptr(&dev, addr(&*d)), Some(pa), "no other size");
+    assert_ne!(fx.rt.mapped_ptr(&dev, addr(&*d)), Some(pb));
+    enter(&fx, &[(addr(&*c), 64, mt::TO)]).unwrap();
+    assert_eq!(
+        fx.rt.mapped_ptr(&dev, addr(&*c)),
+        Some(pa),
+        "the block freed first"
+    );
+    // A failed allocation empties the cache (b's block goes back) and is tried again.
+    let live = fx.state.memory.live();
+    fx.state.fail_nth(OpKind::Alloc, 1);
+    enter(&fx, &[(addr(&*a), 64, mt::TO)]).unwrap();
+    assert_ne!(fx.rt.mapped_ptr(&dev, addr(&*a)), Some(pa));
+    let _ = b;
+    exit(&fx, &[(addr(&*a), 64, mt::DELETE)]).unwrap();
+    assert_eq!(dev.cached_blocks(), 1);
+    assert_eq!(
+        fx.state.memory.live(),
+        live,
+        "b's block was freed, a's is kept"
+    );
 }
 
 #[test]
@@ -618,7 +682,11 @@ fn always_from_and_delete_of_one_item_in_one_construct_copies_then_removes() {
             !fx.rt.target_is_present(addr(&*x), 0),
             "and the entry is gone"
         );
-        assert_eq!(fx.state.memory.live(), 1, "only the global's block is left");
+        assert_eq!(
+            fx.state.memory.live(),
+            1 + cached(&fx),
+            "only the global's block is left"
+        );
     }
 }
 

@@ -351,7 +351,21 @@ pub(super) fn with_components<R>(
     let mut bases: Vec<usize> = c.iter().map(|c| c.base).collect();
     let begins: Vec<usize> = c.iter().map(|c| c.begin).collect();
     let sizes: Vec<i64> = c.iter().map(|c| c.size).collect();
-    let types: Vec<i64> = c.iter().map(|c| c.ty).collect();
+    // clang 19's mapper functions combine the item's map type with each component's (map-type
+    // decay) but drop its `always` modifier; the modifier still asks for the item's storage,
+    // which the components with `to` or `from` are, to move whatever the counts say.
+    let always = ty as u64 & super::map_type::ALWAYS;
+    let moves = super::map_type::TO | super::map_type::FROM;
+    let types: Vec<i64> = c
+        .iter()
+        .map(|c| {
+            if c.ty as u64 & moves != 0 {
+                (c.ty as u64 | always) as i64
+            } else {
+                c.ty
+            }
+        })
+        .collect();
     let names: Vec<usize> = c.iter().map(|c| c.name).collect();
     apply(&mut super::MapArgs {
         bases: &mut bases,

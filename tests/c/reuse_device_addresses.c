@@ -1,3 +1,4 @@
+// HOST-ONLY: on a GPU our blocks come from the CUDA memory pool, not LLVM's memory manager
 // Which device addresses come back after an unmap, under LLVM 19's memory manager, which it
 // uses on the host device too (OpenMP leaves device addresses to the implementation; programs
 // still print them and compare omp_get_mapped_ptr results): a freed block of at most

@@ -1,4 +1,5 @@
 // ENV: LIBOMPTARGET_MEMORY_MANAGER_THRESHOLD=64
+// HOST-ONLY: on a GPU our blocks come from the CUDA memory pool, not LLVM's memory manager
 // LIBOMPTARGET_MEMORY_MANAGER_THRESHOLD sets the largest request LLVM 19's memory manager
 // keeps freed blocks for, inclusive: with 64, a freed 64-byte block comes back to the next
 // 64-byte request, the block freed first first.

@@ -12,6 +12,8 @@
 //! - `// SHARED-LIB: x_lib.c` build `tests/c/x_lib.c` as a shared library and link it (a
 //!   source named by such a directive is not a test itself)
 //! - `// ARGS: ...`           command-line arguments
+//! - `// HOST-ONLY: why`      run here, left out of GPU builds by gpu/build.sh (what the program
+//!   compares belongs to the host device, such as its allocator's address reuse)
 //! - `// CFLAGS: -g`          extra compiler flags (after the harness's own `-g0`; sources are
 //!   compiled by absolute path, so `-g` puts the full path into clang's location strings)
 //! - `// DIVERGENCE: why`     LLVM 19 contradicts the specification here: our output must equal

@@ -274,8 +274,8 @@ fn parse_one(b: &[u8]) -> Result<(Vec<DeviceImage<'_>>, usize)> {
 pub(crate) mod tests {
     use super::*;
 
-    /// Builds an OffloadBinary around `image` (leaked: images are `'static`).
-    pub fn offload_binary(image: &[u8], triple: &str, arch: &str) -> &'static [u8] {
+    /// Builds an OffloadBinary around `image`.
+    pub fn offload_binary(image: &[u8], triple: &str, arch: &str) -> Vec<u8> {
         let strings = format!("triple\0{triple}\0arch\0{arch}\0");
         let str_table = HEADER_SIZE + ENTRY_SIZE;
         let str_data = str_table + 32;
@@ -300,7 +300,7 @@ pub(crate) mod tests {
         }
         b[str_data..str_data + strings.len()].copy_from_slice(strings.as_bytes());
         b[image_at..].copy_from_slice(image);
-        Box::leak(b.into_boxed_slice())
+        b
     }
 
     fn names(p: usize) -> std::result::Result<&'static CStr, String> {
@@ -345,7 +345,7 @@ pub(crate) mod tests {
     #[test]
     fn unwraps_an_offload_binary() {
         let ob = offload_binary(b"\x7fELF-payload", "x86_64-pc-linux-gnu", "native");
-        let images = unwrap_image(ob).unwrap();
+        let images = unwrap_image(&ob).unwrap();
         assert_eq!(images.len(), 1);
         assert_eq!(images[0].bytes, b"\x7fELF-payload");
         assert_eq!(images[0].triple, Some("x86_64-pc-linux-gnu"));
@@ -364,18 +364,18 @@ pub(crate) mod tests {
     fn corrupt_offload_binaries_are_errors() {
         let ob = offload_binary(b"\x7fELF-payload", "x86_64-pc-linux-gnu", "native");
         // Truncated.
-        let cut: &'static [u8] = Box::leak(ob[..40].to_vec().into_boxed_slice());
-        assert!(matches!(unwrap_image(cut), Err(Error::InvalidImage(_))));
+        assert!(matches!(
+            unwrap_image(&ob[..40]),
+            Err(Error::InvalidImage(_))
+        ));
         // Image offset past the end.
         let mut bad = ob.to_vec();
         bad[HEADER_SIZE + 24..HEADER_SIZE + 32].copy_from_slice(&u64::MAX.to_le_bytes());
-        let bad: &'static [u8] = Box::leak(bad.into_boxed_slice());
-        assert!(matches!(unwrap_image(bad), Err(Error::InvalidImage(_))));
+        assert!(matches!(unwrap_image(&bad), Err(Error::InvalidImage(_))));
         // Wrong version.
         let mut v = ob.to_vec();
         v[4] = 9;
-        let v: &'static [u8] = Box::leak(v.into_boxed_slice());
-        assert!(matches!(unwrap_image(v), Err(Error::InvalidImage(_))));
+        assert!(matches!(unwrap_image(&v), Err(Error::InvalidImage(_))));
         // Only the magic.
         let m: &'static [u8] = &OFFLOAD_BINARY_MAGIC;
         assert!(matches!(unwrap_image(m), Err(Error::InvalidImage(_))));

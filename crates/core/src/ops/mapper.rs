@@ -401,9 +401,11 @@ mod tests {
             assert_eq!(layout_of(p), Some(Layout::SmallVector));
             assert_eq!(num_components(p), Ok(0));
             push_component(p, component(0)).unwrap();
+            // A raw borrow of the inline element: a `&mut` to it (`as_mut_ptr`) would invalidate
+            // the handle's own pointer to it (Miri, Stacked Borrows).
             assert_eq!(
                 h.begin,
-                h.inline.as_mut_ptr().cast(),
+                (&raw mut h.inline).cast(),
                 "one element fits inline"
             );
             for i in 1..10 {

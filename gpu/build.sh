@@ -82,7 +82,7 @@ for f in target/release/libomptarget.so target/release/omptarget; do
 done
 
 # Fresh program folders; the LLVM bundle is kept (it takes minutes to make).
-rm -rf "$out/llvm19" "$out/v7" "$out/v8" "$out/examples" "$out/bench" "$out/soak" "$out/expected" "$out/ours" "$out/bin" \
+rm -rf "$out/llvm19" "$out/v7" "$out/v8" "$out/examples" "$out/bench" "$out/soak" "$out/tools" "$out/expected" "$out/ours" "$out/bin" \
   "$out/manifest.tsv" "$out/compile-failures.txt" "$out/BUILD-INFO.txt"
 mkdir -p "$out/ours" "$out/bin" "$out/expected" "$out/examples" "$out/bench"
 for a in "${abis[@]}"; do mkdir -p "$out/$a"; done
@@ -237,6 +237,13 @@ done
 # The soak and load program (tests/soak/run.sh with SOAK_BIN=gpu/out/soak/soak).
 mkdir -p "$out/soak"
 compile v7 soak/soak -O2 -g0 tests/soak/soak.c -o "$out/soak/soak" || nfail=$((nfail + 1))
+
+# Tool-interface programs (gpu/run.sh tools): gpu/tools/*.c, offloading, with libdl.
+mkdir -p "$out/tools"
+for src in gpu/tools/*.c; do
+  [[ -f $src ]] || continue
+  compile v7 "tools/$(basename "$src" .c)" -O2 -g0 "$src" -o "$out/tools/$(basename "$src" .c)" -ldl || nfail=$((nfail + 1))
+done
 
 # Plain host tools (no offloading): bench/tools/*.c
 for src in bench/tools/*.c; do

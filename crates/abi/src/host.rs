@@ -52,6 +52,24 @@ type GlobalThreadNum = unsafe extern "C" fn(*const libc::c_void) -> i32;
 type WaitDeps =
     unsafe extern "C" fn(*const libc::c_void, i32, i32, *mut DependInfo, i32, *mut DependInfo);
 type AsyncHandlePtr = unsafe extern "C" fn(i32) -> *mut *mut libc::c_void;
+type TaskEntry = unsafe extern "C" fn(i32, *mut libc::c_void) -> i32;
+type TaskAlloc = unsafe extern "C" fn(
+    *const libc::c_void,
+    i32,
+    i32,
+    usize,
+    usize,
+    TaskEntry,
+) -> *mut libc::c_void;
+type TaskWithDeps = unsafe extern "C" fn(
+    *const libc::c_void,
+    i32,
+    *mut libc::c_void,
+    i32,
+    *mut libc::c_void,
+    i32,
+    *mut libc::c_void,
+) -> i32;
 type InExplicitTask = unsafe extern "C" fn() -> libc::c_int;
 
 /// libomp's tasking entry points, looked up by name once (a `nowait` construct needs two of
@@ -61,6 +79,8 @@ struct Tasking {
     wait_deps: Option<WaitDeps>,
     async_handle: Option<AsyncHandlePtr>,
     in_explicit_task: Option<InExplicitTask>,
+    task_alloc: Option<TaskAlloc>,
+    task_with_deps: Option<TaskWithDeps>,
 }
 
 fn symbol(name: &CStr) -> *mut libc::c_void {
@@ -76,11 +96,13 @@ fn tasking() -> &'static Tasking {
     // Looked up outside the OnceLock: dlsym takes the dynamic loader's lock, which another
     // thread may hold while it waits for this lock.
     let found = {
-        let (g, w, h, e) = (
+        let (g, w, h, e, a, d) = (
             symbol(c"__kmpc_global_thread_num"),
             symbol(c"__kmpc_omp_wait_deps"),
             symbol(c"__kmpc_omp_get_target_async_handle_ptr"),
             symbol(c"omp_in_explicit_task"),
+            symbol(c"__kmpc_omp_task_alloc"),
+            symbol(c"__kmpc_omp_task_with_deps"),
         );
         // SAFETY: non-null results are libomp's functions with the signatures above.
         unsafe {
@@ -89,6 +111,8 @@ fn tasking() -> &'static Tasking {
                 wait_deps: (!w.is_null()).then(|| std::mem::transmute(w)),
                 async_handle: (!h.is_null()).then(|| std::mem::transmute(h)),
                 in_explicit_task: (!e.is_null()).then(|| std::mem::transmute(e)),
+                task_alloc: (!a.is_null()).then(|| std::mem::transmute(a)),
+                task_with_deps: (!d.is_null()).then(|| std::mem::transmute(d)),
             }
         }
     };
@@ -144,4 +168,92 @@ pub fn target_async_handle() -> Option<*mut *mut libc::c_void> {
     // SAFETY: libomp's functions; the slot belongs to the calling thread's current task.
     let slot = unsafe { handle(gtid(std::ptr::null())) };
     (!slot.is_null()).then_some(slot)
+}
+
+/// Blocks until the tasks that a construct's dependences (`ndeps` `kmp_depend_info_t` values at
+/// `deps`, as clang passes them to `__tgt_interop_*`) name have completed.
+pub fn wait_dependences(loc: *const libc::c_void, gtid: i32, ndeps: i32, deps: *mut libc::c_void) {
+    if ndeps <= 0 || deps.is_null() {
+        return;
+    }
+    let t = tasking();
+    let Some(wait) = t.wait_deps else { return };
+    // SAFETY: libomp's function with clang's dependence array of `ndeps` elements.
+    unsafe { wait(loc, gtid, ndeps, deps.cast(), 0, std::ptr::null_mut()) };
+}
+
+/// Work a deferred task runs.
+type Deferred = Box<dyn FnOnce() + Send>;
+
+/// Bytes of libomp's `kmp_task_t` (shareds, routine, part_id, two compiler data words); our
+/// private word, the boxed work, follows it.
+const KMP_TASK_BYTES: usize = 40;
+
+unsafe extern "C" fn run_deferred(_gtid: i32, task: *mut libc::c_void) -> i32 {
+    // SAFETY: `defer` wrote a `Box<Deferred>` pointer after the kmp_task_t; libomp runs the
+    // task once.
+    let work = unsafe {
+        Box::from_raw(
+            *(task as *mut u8)
+                .add(KMP_TASK_BYTES)
+                .cast::<*mut Deferred>(),
+        )
+    };
+    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(*work)).is_err() {
+        omptarget_core::message::report(format_args!("internal error in a deferred interop task"));
+    }
+    0
+}
+
+/// Runs `work` in a deferred libomp task with the construct's dependences (the `nowait` form
+/// of a construct that completes when `work` returns): later tasks that depend on them wait
+/// for it. Without libomp's tasking entry points `work` comes back, to be run at once.
+pub fn defer(
+    loc: *const libc::c_void,
+    gtid: i32,
+    ndeps: i32,
+    deps: *mut libc::c_void,
+    work: Deferred,
+) -> Result<(), Deferred> {
+    let t = tasking();
+    let (Some(alloc), Some(spawn)) = (t.task_alloc, t.task_with_deps) else {
+        return Err(work);
+    };
+    // SAFETY: libomp's task allocation: flags 1 (tied), room for our private word after the
+    // kmp_task_t, no shared data; the entry has libomp's task-routine signature.
+    let task = unsafe {
+        alloc(
+            loc,
+            gtid,
+            1,
+            KMP_TASK_BYTES + std::mem::size_of::<usize>(),
+            0,
+            run_deferred,
+        )
+    };
+    if task.is_null() {
+        return Err(work);
+    }
+    let boxed: *mut Deferred = Box::into_raw(Box::new(work));
+    // SAFETY: the task has KMP_TASK_BYTES + 8 bytes, aligned for pointers; the task owns the
+    // box from here (run_deferred takes it back).
+    unsafe {
+        *(task as *mut u8)
+            .add(KMP_TASK_BYTES)
+            .cast::<*mut Deferred>() = boxed;
+        spawn(
+            loc,
+            gtid,
+            task,
+            ndeps.max(0),
+            if ndeps > 0 {
+                deps
+            } else {
+                std::ptr::null_mut()
+            },
+            0,
+            std::ptr::null_mut(),
+        );
+    }
+    Ok(())
 }

@@ -26,6 +26,9 @@ pub enum Error {
     },
     /// An invalid argument to an API routine.
     InvalidArgument(String),
+    /// The device has no foreign runtime for interop objects (LLVM's plugins: its
+    /// `initDeviceInfoImpl` is not supported).
+    NoForeignRuntime { device: usize },
     /// The runtime panicked inside an entry point (a bug); the payload message.
     Internal(String),
 }
@@ -64,6 +67,10 @@ impl fmt::Display for Error {
                 source,
             } => write!(f, "{what} failed on device {device}: {source}"),
             Error::InvalidArgument(why) => f.write_str(why),
+            Error::NoForeignRuntime { device } => write!(
+                f,
+                "device {device} offers no foreign runtime for interop objects"
+            ),
             Error::Internal(why) => write!(f, "internal error: {why}"),
         }
     }

@@ -10,6 +10,7 @@ pub mod device;
 pub mod error;
 pub mod image;
 mod indirect;
+pub mod interop;
 pub mod mapping;
 pub mod message;
 pub mod ops;

@@ -62,6 +62,8 @@ pub struct Runtime {
     pub tools: Arc<crate::tools::Tools>,
     /// Host memory `omp_target_alloc` gave out for the initial device (see `target_free`).
     pub(crate) host_blocks: Mutex<std::collections::HashSet<usize>>,
+    /// Interop objects the program holds (their `Arc` addresses; see `interop.rs`).
+    pub(crate) interops: Mutex<std::collections::HashSet<usize>>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -122,6 +124,7 @@ impl Runtime {
             info: AtomicU32::new(config.info),
             tools: Arc::default(),
             host_blocks: Mutex::new(std::collections::HashSet::new()),
+            interops: Mutex::new(std::collections::HashSet::new()),
             config,
         }
     }

@@ -12,6 +12,8 @@ pub mod words;
 
 pub use error::{Error, ErrorKind, Result};
 
+use std::ffi::CStr;
+
 /// A device address handed out by a backend.
 pub type DevicePtr = usize;
 
@@ -109,6 +111,29 @@ pub struct LaunchConfig {
     pub info: u32,
 }
 
+/// How a foreign runtime reaches a device (OpenMP 5.2 §14, `interop` objects): the device's
+/// own API and its handles. Ids and names follow the OpenMP Additional Definitions document
+/// (foreign runtime `cuda_driver` = 2, vendor `nvidia` = 11).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ForeignRuntime {
+    /// `omp_ifr_*` id and name of the API whose handles these are.
+    pub id: i64,
+    pub name: &'static CStr,
+    pub vendor: i64,
+    pub vendor_name: &'static CStr,
+    /// The platform handle, if the API has one.
+    pub platform: Option<usize>,
+    /// The device handle (an integer in the CUDA driver API: `CUdevice`).
+    pub device: Option<i64>,
+    /// The context handle (`CUcontext`).
+    pub device_context: Option<usize>,
+    /// C type names of the handles and of a queue (`omp_get_interop_type_desc`).
+    pub platform_type: &'static CStr,
+    pub device_type: &'static CStr,
+    pub context_type: &'static CStr,
+    pub queue_type: &'static CStr,
+}
+
 /// A description of one device, for `omptarget info` and `__tgt_print_device_info`.
 #[derive(Clone, Debug, Default)]
 pub struct DeviceInfo {
@@ -174,6 +199,13 @@ pub trait Device: Send + Sync {
     /// Whether queued work may still be running when a call returns.
     fn is_asynchronous(&self) -> bool {
         false
+    }
+
+    /// The foreign runtime through which programs may use this device's handles and queues
+    /// (`#pragma omp interop`), or `None` when the device has none (the host device, as in
+    /// LLVM 19). A queue given to a program is a [`QueueId`] of [`Device::create_queue`].
+    fn foreign_runtime(&self) -> Option<ForeignRuntime> {
+        None
     }
 
     /// Whether the device can access host memory `[ptr, ptr + size)` directly

@@ -6,6 +6,7 @@
 
 mod api;
 mod interface;
+mod interop;
 mod mapper;
 mod ompt;
 mod registration;
@@ -13,6 +14,7 @@ mod tools;
 
 pub use api::*;
 pub use interface::*;
+pub use interop::*;
 pub use mapper::*;
 pub use registration::*;
 pub use tools::*;

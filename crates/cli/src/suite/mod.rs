@@ -5,6 +5,7 @@
 //! Modes: `conformance` (each program under the oracle runtime and ours, outputs compared;
 //! the other ABI builds under ours against our first run), `examples`, `bench`, `perf` (the
 //! GPU performance table), `sanitize` (compute-sanitizer's four tools under both runtimes),
+//! `tools` (the tool interfaces: gpu/tools/ programs, see `tools.rs`),
 //! `all` (= conformance examples bench sanitize). Work not started before the deadline is
 //! reported as `SKIP(time)` and every run is capped so that none outlives it: one device call
 //! (600 s) ends inside its limit.
@@ -17,6 +18,7 @@ mod jobs;
 mod manifest;
 mod sanitize;
 mod text;
+mod tools;
 
 use exec::Deadline;
 use manifest::{Program, Runtime, Suite};
@@ -81,7 +83,7 @@ pub struct Options {
     /// The compute-sanitizer executable (default: found in PATH or /usr/local/cuda*).
     #[arg(long)]
     pub sanitizer: Option<PathBuf>,
-    /// conformance (default), examples, bench, sanitize, perf, all.
+    /// conformance (default), examples, bench, sanitize, perf, tools, all.
     pub modes: Vec<String>,
 }
 
@@ -231,9 +233,10 @@ pub fn run(o: Options) -> i32 {
             "bench" => benchmarks::bench(&ctx),
             "perf" => benchmarks::perf(&ctx),
             "sanitize" => sanitize::run(&ctx),
+            "tools" => tools::run(&ctx),
             other => {
                 ctx.say(format!(
-                    "omptarget suite: unknown mode {other} (conformance, examples, bench, sanitize, perf, all)"
+                    "omptarget suite: unknown mode {other} (conformance, examples, bench, sanitize, perf, tools, all)"
                 ));
                 ctx.fail();
             }
@@ -331,7 +334,7 @@ fn load_suite(dir: &Path, oracle_override: Option<&Path>) -> Result<Suite, Strin
         .abis
         .iter()
         .map(String::as_str)
-        .chain(["examples", "bench", "bin"])
+        .chain(["examples", "bench", "bin", "tools"])
     {
         make_executable(&dir.join(sub));
     }

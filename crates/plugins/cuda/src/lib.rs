@@ -22,8 +22,8 @@ use kernel::KernelInfo;
 use omptarget_plugin::pool_policy::{self, PoolPolicy};
 use omptarget_plugin::words::Words;
 use omptarget_plugin::{
-    AllocKind, CopyKind, Device, DeviceInfo, DevicePtr, Error, ErrorKind, EventId, ImageInfo,
-    KernelId, LaunchConfig, LoadEnv, ModuleId, Plugin, QueueId, Result, Timestamp,
+    AllocKind, CopyKind, Device, DeviceInfo, DevicePtr, Error, ErrorKind, EventId, ForeignRuntime,
+    ImageInfo, KernelId, LaunchConfig, LoadEnv, ModuleId, Plugin, QueueId, Result, Timestamp,
 };
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -910,6 +910,25 @@ impl Device for CudaDevice {
 
     fn orders_alloc_on_queue(&self) -> bool {
         self.pool.is_some()
+    }
+
+    /// The CUDA driver API's handles (OpenMP Additional Definitions, `cuda_driver`): the
+    /// device ordinal, its primary context, and streams of that context, which the CUDA
+    /// runtime API also accepts as `cudaStream_t`.
+    fn foreign_runtime(&self) -> Option<ForeignRuntime> {
+        Some(ForeignRuntime {
+            id: 2,
+            name: c"cuda_driver",
+            vendor: 11,
+            vendor_name: c"nvidia",
+            platform: None,
+            device: Some(i64::from(self.dev)),
+            device_context: Some(self.ctx as usize),
+            platform_type: c"N/A (the CUDA driver API has no platform handle)",
+            device_type: c"CUdevice",
+            context_type: c"CUcontext",
+            queue_type: c"CUstream",
+        })
     }
 
     /// With `CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS` (HMM or ATS) every host address;

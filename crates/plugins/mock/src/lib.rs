@@ -5,8 +5,8 @@
 //! the k-th faultable call of any kind, on request (fault injection at every position).
 
 use omptarget_plugin::{
-    AllocKind, CopyKind, Device, DeviceInfo, DevicePtr, Error, ErrorKind, EventId, ImageInfo,
-    KernelId, LaunchConfig, LoadEnv, ModuleId, Plugin, QueueId, Result, Timestamp,
+    AllocKind, CopyKind, Device, DeviceInfo, DevicePtr, Error, ErrorKind, EventId, ForeignRuntime,
+    ImageInfo, KernelId, LaunchConfig, LoadEnv, ModuleId, Plugin, QueueId, Result, Timestamp,
 };
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -220,6 +220,9 @@ pub struct MockState {
     pub peer_access: std::sync::atomic::AtomicBool,
     /// Whether kernels may use host addresses as they are (`unified_shared_memory`).
     pub unified_memory: std::sync::atomic::AtomicBool,
+    /// Whether the devices offer a foreign runtime (`#pragma omp interop`): the mock's is
+    /// named `mock`, its device handle is the device index plus 100 and its context 0xC0.
+    pub foreign: std::sync::atomic::AtomicBool,
     /// The mock's device clock (ns): every operation advances it by a fixed cost (see
     /// [`cost`]), so traced durations are exact and tests can check them.
     pub clock: AtomicU64,
@@ -379,6 +382,7 @@ impl MockPlugin {
                 busy: std::sync::atomic::AtomicBool::new(false),
                 peer_access: std::sync::atomic::AtomicBool::new(false),
                 unified_memory: std::sync::atomic::AtomicBool::new(false),
+                foreign: std::sync::atomic::AtomicBool::new(false),
                 clock: AtomicU64::new(1_000_000),
                 stamps: Mutex::new(HashMap::new()),
                 syncs: Mutex::new(HashMap::new()),
@@ -557,6 +561,24 @@ impl Device for MockDevice {
                 self.index
             ))
         }
+    }
+    fn foreign_runtime(&self) -> Option<ForeignRuntime> {
+        self.state
+            .foreign
+            .load(Ordering::SeqCst)
+            .then(|| ForeignRuntime {
+                id: 1000,
+                name: c"mock",
+                vendor: 9,
+                vendor_name: c"llvm",
+                platform: None,
+                device: Some(self.index as i64 + 100),
+                device_context: Some(0xC0),
+                platform_type: c"N/A",
+                device_type: c"int",
+                context_type: c"void *",
+                queue_type: c"mock queue",
+            })
     }
     fn publish_indirect_calls(&self, _module: ModuleId, table: &[(u64, u64)]) -> Result<()> {
         // Part of loading an image (CUDA writes the table into the image's globals).

@@ -47,7 +47,10 @@ fn run_one(ctx: &Ctx, bin: &Path, args: &[String], rt: &Runtime, tag: &str) -> R
 }
 
 fn log(ctx: &Ctx, what: &str, r: &Ran) {
-    let mut text = format!("--- tools {what}: {}  (loaded: {})\n{}", r.status, r.loaded, r.stdout);
+    let mut text = format!(
+        "--- tools {what}: {}  (loaded: {})\n{}",
+        r.status, r.loaded, r.stdout
+    );
     for l in r.stderr.lines() {
         text.push_str(&format!("stderr: {l}\n"));
     }

@@ -1,5 +1,5 @@
-// OURS-STDERR: "PluginInterface" error: Failure to allocate device memory: out of memory allocating 18446744073709551615 bytes on host device 0
-// OURS-STDERR: "PluginInterface" error: Failure to allocate device memory: out of memory allocating 4611686018427387904 bytes on host device 0
+// OURS-STDERR: "PluginInterface" error: Failure to allocate device memory: out of memory allocating 18446744073709551615 bytes on ...
+// OURS-STDERR: "PluginInterface" error: Failure to allocate device memory: out of memory allocating 4611686018427387904 bytes on ...
 // omp_target_alloc of sizes no device has: NULL, with LLVM's line naming the size and the
 // device (before, SIZE_MAX gave NULL without a word); on the initial device NULL, silently, as
 // LLVM 19 does.

@@ -1,4 +1,4 @@
-// OURS-STDERR: "PluginInterface" error: Failure to allocate device memory: out of memory allocating 1152921504606846976 bytes on host device 0
+// OURS-STDERR: "PluginInterface" error: Failure to allocate device memory: out of memory allocating 1152921504606846976 bytes on ...
 // A map the device cannot hold (1 EiB: no machine's allocator gives it, whatever its
 // overcommit policy; 4 TiB takes the same path where it does not fit): LLVM's lines, with the
 // size and the device in place of LLVM's "Failed to allocate from memory manager".

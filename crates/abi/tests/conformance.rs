@@ -18,10 +18,12 @@
 //!   compiled by absolute path, so `-g` puts the full path into clang's location strings)
 //! - `// DIVERGENCE: why`     LLVM 19 contradicts the specification here: our output must equal
 //!   `NAME.expected` (the specified result) and LLVM's must differ from it (docs/DIVERGENCES.md)
-//! - `// STATUS: exit 134`    with DIVERGENCE: the exit status ours must have (default `exit 0`),
+//! - `// STATUS: signal 6`    with DIVERGENCE: the exit status ours must have (default `exit 0`;
+//!   an abort is `signal 6`),
 //!   for bad input that LLVM 19 crashes on and we refuse with a fatal error
 //! - `// OURS-STDERR: text`   our stderr (addresses normalised) must contain this line: the
-//!   message that says why, where LLVM 19 prints nothing useful (repeatable)
+//!   message that says why, where LLVM 19 prints nothing useful (repeatable); a text ending in
+//!   `...` asks for a line that starts with what comes before (the rest names the device)
 //! - `// EXTENSION: why`      a feature LLVM 19 lacks (OMPT device tracing): checked as a
 //!   divergence (ours prints `NAME.expected`, LLVM does not)
 //! - `// TOOL: x_tool.c`      build `tests/c/x_tool.c` as an OMPT tool library and load it in both
@@ -319,7 +321,11 @@ fn check_program(src: &Path, build: &Path, ours: &Path) -> Result<(), String> {
         )
     };
     for line in &d.ours_stderr {
-        if !ours_out.stderr.lines().any(|l| l.trim_end() == line) {
+        let matches = |l: &str| match line.strip_suffix("...") {
+            Some(prefix) => l.starts_with(prefix),
+            None => l.trim_end() == line,
+        };
+        if !ours_out.stderr.lines().any(matches) {
             return Err(format!(
                 "{stem}: our stderr lacks the line `{line}`\n{}",
                 describe(&ours_out)

@@ -31,9 +31,20 @@ struct LoadedBinary {
     image: Option<(usize, usize)>,
     /// The binary's kernels and globals (with their device addresses) in the kernel table and
     /// the mapping table.
-    kernels: Vec<(OffloadEntry, KernelId)>,
+    kernels: Vec<(OffloadEntry, Kernel)>,
     globals: Vec<(OffloadEntry, DevicePtr)>,
     dtors: Vec<KernelId>,
+}
+
+/// A kernel of a loaded image.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Kernel {
+    pub id: KernelId,
+    /// The device symbol (valid while its binary is registered).
+    pub name: &'static str,
+    /// The oldest `KernelArgsTy` version whose calling convention the kernel has: 3 when it
+    /// takes the launch environment first, 0 when the backend cannot tell.
+    pub min_args_version: u32,
 }
 
 /// What loading a binary reads of it, copied while it is registered (see
@@ -151,7 +162,7 @@ pub struct Device {
     loaded_generation: AtomicU64,
     loads: Mutex<Loads>,
     loads_done: Condvar,
-    kernels: RwLock<HashMap<usize, (KernelId, &'static str)>>,
+    kernels: RwLock<HashMap<usize, Kernel>>,
     pub(crate) table: Mutex<MappingTable>,
     /// Device allocations of entries that left the table while other constructs' queued work
     /// still used them: (allocation, constructs still to synchronise). The last of those
@@ -355,7 +366,21 @@ impl Device {
                     } else if entry.flags & entry_flags::DTOR != 0 {
                         loaded.dtors.push(kernel);
                     }
-                    loaded.kernels.push((*entry, kernel));
+                    // The oldest KernelArgs version whose calling convention it has.
+                    let min_args_version = match backend.takes_launch_environment(module, name) {
+                        Some(true) => 3,
+                        _ => 0,
+                    };
+                    loaded.kernels.push((
+                        *entry,
+                        Kernel {
+                            id: kernel,
+                            // Named at installation: the binary's own names may be read
+                            // only while it is registered.
+                            name: "",
+                            min_args_version,
+                        },
+                    ));
                 } else if entry.flags & entry_flags::INDIRECT != 0 {
                     // An indirect function: its host address maps to the device function.
                     let function = indirect::device_function(
@@ -435,8 +460,9 @@ impl Device {
         };
         {
             let mut kernels = self.kernels.write().unwrap_or_else(|e| e.into_inner());
-            for (entry, kernel) in loaded.kernels {
-                kernels.insert(entry.addr, (kernel, entry.name_str()));
+            for (entry, mut kernel) in loaded.kernels {
+                kernel.name = entry.name_str();
+                kernels.insert(entry.addr, kernel);
                 record.kernels.push((entry, kernel));
             }
         }
@@ -565,7 +591,7 @@ impl Device {
     }
 
     /// The device kernel of host region id `host_ptr`.
-    pub(crate) fn kernel(&self, host_ptr: usize) -> Option<(KernelId, &'static str)> {
+    pub(crate) fn kernel(&self, host_ptr: usize) -> Option<Kernel> {
         self.kernels
             .read()
             .unwrap_or_else(|e| e.into_inner())

@@ -5,6 +5,7 @@
 //! OpenMP semantics. Device addresses are plain `usize` values: a backend gives them out and
 //! takes them back, and the core never dereferences them.
 
+pub mod elf;
 mod error;
 pub mod memory_manager;
 pub mod pool_policy;
@@ -179,6 +180,13 @@ pub trait Device: Send + Sync {
     fn unload(&self, module: ModuleId) -> Result<()>;
     /// Finds a kernel by its symbol name.
     fn kernel(&self, module: ModuleId, name: &str) -> Result<KernelId>;
+    /// Whether the kernel `name` of `module` takes the launch-environment pointer as its first
+    /// parameter (images of clang 18 and later, launched with `KernelArgsTy` version 3): a
+    /// launch with an older version would hand it its arguments one place off. `None`: the
+    /// backend cannot tell.
+    fn takes_launch_environment(&self, _module: ModuleId, _name: &str) -> Option<bool> {
+        None
+    }
     /// Finds a global by its symbol name: its device address and size in bytes.
     fn global(&self, module: ModuleId, name: &str) -> Result<(DevicePtr, usize)>;
 

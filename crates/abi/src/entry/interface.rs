@@ -193,6 +193,14 @@ fn target_kernel(
             0,
         )
     };
+    if version == 0 {
+        // No compiler emits version 0 (clang 15 and 16 emit 1, 17 emits 2, 18 and later 3).
+        report(format_args!(
+            "KernelArgs Version is 0, which no compiler emits (1 to 3): the region is not launched"
+        ));
+        outcome(rt, false, loc);
+        return OFFLOAD_FAIL;
+    }
     if ka.num_args > i32::MAX as u32 {
         // LLVM 19 stops with "LLVM ERROR: SmallVector unable to grow" here.
         report(format_args!(

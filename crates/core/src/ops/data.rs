@@ -214,7 +214,7 @@ impl Runtime {
         if self.config.debug > 0 {
             debug_args(dev, args, "begin");
         }
-        if let Err(e) = args.check_sizes(dev.id) {
+        if let Err(e) = args.check_items(dev.id) {
             // LLVM's line for an item it cannot map, after ours saying why.
             report(format_args!(
                 "Call to getTargetPointer returned null pointer ({}).",
@@ -356,7 +356,7 @@ impl Runtime {
     /// from releasing their references (so a failed exit leaves no entry half-released); the
     /// first error is returned. A `present` violation stops the construct where LLVM does.
     fn data_end_items(&self, dev: &Device, args: &MapArgs<'_>, ai: &mut AsyncInfo) -> Result<()> {
-        args.check_sizes(dev.id)?;
+        args.check_items(dev.id)?;
         let mut result = Ok(());
         for i in (0..args.len()).rev() {
             match self.end_item(dev, args, i, ai) {
@@ -463,7 +463,7 @@ impl Runtime {
 
     /// `__tgt_target_data_update_mapper`.
     pub fn data_update(&self, dev: &Device, args: &MapArgs<'_>, ai: &mut AsyncInfo) -> Result<()> {
-        args.check_sizes(dev.id)?;
+        args.check_items(dev.id)?;
         for i in 0..args.len() {
             let ty = args.ty(i);
             if args.mapper(i) != 0 {

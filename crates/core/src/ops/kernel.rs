@@ -27,13 +27,29 @@ impl Runtime {
                 dev.id
             );
         }
-        let Some((kernel, name)) = dev.kernel(host_ptr) else {
+        let Some(found) = dev.kernel(host_ptr) else {
             report(format_args!(
                 "Host ptr {} does not have a matching target pointer.",
                 Addr(host_ptr)
             ));
             return Err(Error::NoKernel { host_ptr });
         };
+        if config.version < found.min_args_version && !args.is_empty() {
+            // The kernel's first parameter is the launch environment: an older KernelArgs
+            // layout passes no such word, and each argument would land in the parameter before
+            // its own (LLVM 19 launches it so, and the kernel writes through the wrong pointer).
+            report(format_args!(
+                "a kernel launched with KernelArgs version {} takes the launch environment as its first parameter (version {} or later, as clang 18 and later emit): its {} arguments would each reach the wrong parameter; not launched ({})",
+                config.version,
+                found.min_args_version,
+                args.len(),
+                found.name
+            ));
+            return Err(Error::InvalidArgument(format!(
+                "KernelArgs version {} for a kernel that needs version {}",
+                config.version, found.min_args_version
+            )));
+        }
         trace::arguments(
             info,
             dev.id,
@@ -55,7 +71,8 @@ impl Runtime {
             return Err(e);
         }
         let mut privates: omptarget_plugin::words::Words<usize> = Default::default();
-        let launched = self.launch_mapped(dev, args, kernel, name, config, ai, &mut privates);
+        let launched =
+            self.launch_mapped(dev, args, found.id, found.name, config, ai, &mut privates);
         // Private copies are needed by the kernel only: free them behind it (also when the
         // launch failed, as the references the region took are given back).
         let mut freed = Ok(());

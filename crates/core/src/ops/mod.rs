@@ -79,8 +79,10 @@ impl MapArgs<'_> {
 
     /// Refuses items no construct can map, before anything is done: a negative size (a
     /// section `a[0:n]` with `n < 0`, or a bad size through `__tgt_*`: LLVM 19 tries to
-    /// allocate or copy 2^64 - |n| bytes) and a section that wraps around the address space.
-    pub(crate) fn check_sizes(&self, device: usize) -> Result<()> {
+    /// allocate or copy 2^64 - |n| bytes), a section that wraps around the address space, and
+    /// a PTR_AND_OBJ item whose pointer lies at address 0 (the runtime reads the pointer
+    /// there: LLVM 19 and we used to crash).
+    pub(crate) fn check_items(&self, device: usize) -> Result<()> {
         for i in 0..self.len() {
             let ty = self.ty(i);
             if ty & map_type::LITERAL != 0 || self.mapper(i) != 0 {
@@ -93,6 +95,9 @@ impl MapArgs<'_> {
                 && self.begins[i].checked_add(size as usize).is_none()
             {
                 format!("of {size} bytes wraps around the address space")
+            } else if ty & map_type::PTR_AND_OBJ != 0 && self.bases[i] == 0 {
+                "is a pointer-and-object item whose pointer lies at address 0 (a NULL base)"
+                    .to_owned()
             } else {
                 continue;
             };

@@ -40,6 +40,17 @@ pub fn classify(bytes: &[u8]) -> Option<ImageKind> {
     None
 }
 
+/// Checks a cubin's ELF structure before the driver reads it (a truncated or corrupt cubin
+/// is refused with the reason, not handed to `cuModuleLoadData`); PTX and fatbinaries pass.
+pub fn check_structure(bytes: &[u8], kind: ImageKind) -> Result<(), String> {
+    if !matches!(kind, ImageKind::Cubin { .. }) {
+        return Ok(());
+    }
+    omptarget_plugin::elf::validate_elf(bytes)
+        .map(|_| ())
+        .map_err(|e| format!("the device image is corrupt (not loaded): {e}"))
+}
+
 /// `sm_90` → 90.
 pub fn parse_arch(arch: &str) -> Option<u32> {
     arch.strip_prefix("sm_")?
@@ -57,6 +68,35 @@ pub fn runs_on(image_sm: u32, device_sm: u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_truncated_cubin_is_refused_before_the_driver_sees_it() {
+        // An ET_REL cubin header whose section headers lie past the end.
+        let mut cubin = vec![0u8; 64];
+        cubin[..4].copy_from_slice(b"\x7fELF");
+        cubin[4] = 2;
+        cubin[5] = 1;
+        cubin[6] = 1;
+        cubin[7] = 0x33;
+        cubin[8] = 7;
+        cubin[16] = 1; // ET_REL
+        cubin[18..20].copy_from_slice(&EM_CUDA.to_le_bytes());
+        cubin[40..48].copy_from_slice(&4096u64.to_le_bytes()); // e_shoff
+        cubin[48..52].copy_from_slice(&0x5a055au32.to_le_bytes());
+        cubin[52] = 64;
+        cubin[58] = 64; // e_shentsize
+        cubin[60] = 3; // e_shnum
+        let kind = classify(&cubin).unwrap();
+        let e = check_structure(&cubin, kind).unwrap_err();
+        assert!(
+            e.starts_with("the device image is corrupt (not loaded): section headers"),
+            "{e}"
+        );
+        // The same header without sections passes; PTX is not an ELF file.
+        cubin[40..48].copy_from_slice(&0u64.to_le_bytes());
+        assert_eq!(check_structure(&cubin, kind), Ok(()));
+        assert_eq!(check_structure(b".version 8.0", ImageKind::Ptx), Ok(()));
+    }
 
     fn cubin(abi: u8, flags: u32) -> Vec<u8> {
         let mut b = vec![0u8; 64];

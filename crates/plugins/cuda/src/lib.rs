@@ -660,6 +660,8 @@ impl Device for CudaDevice {
                 "not an NVIDIA image (cubin, PTX or fatbinary)",
             )
         })?;
+        image::check_structure(image.bytes, kind)
+            .map_err(|why| Error::new(ErrorKind::InvalidImage, why))?;
         if let ImageKind::Cubin { sm, .. } = kind
             && !image::runs_on(sm, self.arch)
         {
@@ -829,6 +831,17 @@ impl Device for CudaDevice {
         let mut kernels = self.kernels.write().unwrap_or_else(|e| e.into_inner());
         kernels.push(info);
         Ok(KernelId(kernels.len() - 1))
+    }
+
+    /// A kernel with a kernel environment (`<name>_kernel_environment`, clang 18 and later)
+    /// takes the launch environment first.
+    fn takes_launch_environment(&self, m: ModuleId, name: &str) -> Option<bool> {
+        self.current().ok()?;
+        let module = self.module(m).ok()?;
+        match global_of(module, &format!("{name}_kernel_environment")) {
+            Ok(Some(_)) => Some(true),
+            _ => None,
+        }
     }
 
     fn global(&self, m: ModuleId, name: &str) -> Result<(DevicePtr, usize)> {

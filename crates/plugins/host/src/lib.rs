@@ -17,6 +17,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 const EM_X86_64: u16 = 62;
+const ET_DYN: u16 = 3;
 /// LLVM's host plugin exposes four devices.
 pub const NUM_DEVICES: usize = 4;
 
@@ -69,6 +70,8 @@ pub fn elf_machine(bytes: &[u8]) -> Option<u16> {
 struct LoadedImage {
     handle: *mut libc::c_void,
     fd: libc::c_int,
+    /// The major version of the clang that built the image (its `.comment`), if it says.
+    clang_major: Option<u32>,
 }
 
 // SAFETY: a dlopen handle may be used from any thread; we only pass it to dlsym and dlclose.
@@ -150,6 +153,20 @@ impl Device for HostDevice {
     }
 
     fn load(&self, image: &ImageInfo<'_>, _env: &LoadEnv) -> Result<ModuleId> {
+        // dlopen trusts the image's headers, segments and relocations: a truncated or corrupt
+        // image faults inside the loader (SIGBUS) instead of failing.
+        let elf = omptarget_plugin::elf::validate_elf(image.bytes).map_err(|e| {
+            Error::new(
+                ErrorKind::InvalidImage,
+                format!("the device image is corrupt (not loaded): {e}"),
+            )
+        })?;
+        if elf.machine != EM_X86_64 || elf.file_type != ET_DYN {
+            return Err(Error::new(
+                ErrorKind::InvalidImage,
+                "the device image is not an x86_64 shared object (not loaded)",
+            ));
+        }
         // SAFETY: memfd_create with a NUL-terminated name; the result is checked.
         let fd = unsafe { libc::memfd_create(c"omptarget-image".as_ptr(), libc::MFD_CLOEXEC) };
         if fd < 0 {
@@ -190,7 +207,14 @@ impl Device for HostDevice {
         self.modules
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(id, LoadedImage { handle, fd });
+            .insert(
+                id,
+                LoadedImage {
+                    handle,
+                    fd,
+                    clang_major: elf.clang_major,
+                },
+            );
         Ok(ModuleId(id))
     }
 
@@ -212,6 +236,13 @@ impl Device for HostDevice {
 
     fn kernel(&self, module: ModuleId, name: &str) -> Result<KernelId> {
         self.symbol(module, name).map(|p| KernelId(p as usize))
+    }
+
+    /// Kernels of clang 18 and later take the launch environment first; the image's
+    /// `.comment` says which clang built it (a host kernel has no other trace of it).
+    fn takes_launch_environment(&self, module: ModuleId, _name: &str) -> Option<bool> {
+        let modules = self.modules.lock().unwrap_or_else(|e| e.into_inner());
+        modules.get(&module.0)?.clang_major.map(|v| v >= 18)
     }
 
     fn global(&self, module: ModuleId, name: &str) -> Result<(DevicePtr, usize)> {

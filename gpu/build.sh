@@ -238,9 +238,11 @@ done
 mkdir -p "$out/soak"
 compile v7 soak/soak -O2 -g0 tests/soak/soak.c -o "$out/soak/soak" || nfail=$((nfail + 1))
 
-# Tool-interface programs (gpu/run.sh tools): gpu/tools/*.c, offloading, with libdl.
+# Tool-interface programs (gpu/run.sh tools): gpu/tools/*.c and the record/replay kernels,
+# offloading, with libdl; LLVM 19's replay tool (its libraries come with the LLVM bundle).
 mkdir -p "$out/tools"
-for src in gpu/tools/*.c; do
+cp /usr/lib/llvm-19/bin/llvm-omp-kernel-replay "$out/tools/llvm-omp-kernel-replay-19"
+for src in gpu/tools/*.c tests/record/*.c; do
   [[ -f $src ]] || continue
   compile v7 "tools/$(basename "$src" .c)" -O2 -g0 "$src" -o "$out/tools/$(basename "$src" .c)" -ldl || nfail=$((nfail + 1))
 done

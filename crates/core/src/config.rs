@@ -41,6 +41,15 @@ pub struct Config {
     pub heap_size: usize,
     /// `LIBOMPTARGET_PROFILE` (file name for a profile, unset = none).
     pub profile: Option<String>,
+    /// `LIBOMPTARGET_RECORD` (default false): record every kernel launch (LLVM 19's
+    /// record/replay files, `record.rs`).
+    pub record: bool,
+    /// `LIBOMPTARGET_RR_SAVE_OUTPUT` (default false): also save the device memory after each
+    /// recorded kernel (`NAME.original.output`).
+    pub record_save_output: bool,
+    /// `LIBOMPTARGET_RR_DEVMEM_SIZE` (GiB, as LLVM 18 read it; LLVM 19 ignores it): the device
+    /// memory reserved for recording (default: as much as the device gives).
+    pub record_memory_gib: Option<u64>,
     /// `OMPTARGET_RS_CUDA_POOL_RELEASE_THRESHOLD` (bytes the CUDA memory pool keeps cached
     /// across synchronisations; default `None`: a quarter of the device's memory).
     pub cuda_pool_release_threshold: Option<u64>,
@@ -98,6 +107,9 @@ impl Default for Config {
             stack_size: 0,
             heap_size: 0,
             profile: None,
+            record: false,
+            record_save_output: false,
+            record_memory_gib: None,
             cuda_pool_release_threshold: None,
             cuda_pool_idle_ms: 1000,
             cuda_pool_low_water: None,
@@ -264,6 +276,11 @@ impl Config {
             stack_size: bytes("LIBOMPTARGET_STACK_SIZE", 0),
             heap_size: bytes("LIBOMPTARGET_HEAP_SIZE", 0),
             profile: (r.get)("LIBOMPTARGET_PROFILE"),
+            record: r.flag("LIBOMPTARGET_RECORD", d.record),
+            record_save_output: r.flag("LIBOMPTARGET_RR_SAVE_OUTPUT", d.record_save_output),
+            record_memory_gib: r
+                .int("LIBOMPTARGET_RR_DEVMEM_SIZE", 1, MAX_BYTES >> 30)
+                .map(|v| v as u64),
             // Any byte count is a valid threshold (the default keeps everything).
             cuda_pool_release_threshold: (r.get)("OMPTARGET_RS_CUDA_POOL_RELEASE_THRESHOLD")
                 .and_then(|v| {

@@ -178,6 +178,15 @@ pub struct Device {
     /// Blocks `omp_target_alloc` handed out and not yet freed: a free of anything else (a
     /// second free, above all) is refused instead of corrupting the allocator.
     pub(crate) api_blocks: Mutex<std::collections::HashSet<DevicePtr>>,
+    /// Record and replay (`record.rs`), once begun.
+    pub(crate) record: OnceLock<crate::record::RecordReplay>,
+}
+
+/// What record/replay saves of the image a kernel came from.
+pub(crate) struct KernelImage {
+    pub bytes: Vec<u8>,
+    /// The image's globals: symbol name, device address, size.
+    pub globals: Vec<(String, DevicePtr, usize)>,
 }
 
 impl std::fmt::Debug for Device {
@@ -213,6 +222,7 @@ impl Device {
             cached_sizes: Mutex::new(HashMap::new()),
             mm_threshold: config.memory_manager_threshold,
             api_blocks: Mutex::new(std::collections::HashSet::new()),
+            record: OnceLock::new(),
         }
     }
 
@@ -588,6 +598,28 @@ impl Device {
         for e in std::mem::take(&mut *lock(&self.events)) {
             let _ = backend.destroy_event(e);
         }
+    }
+
+    /// The image (its bytes, copied from the program) and the globals of the binary whose
+    /// kernel has host region id `host_ptr`, for record/replay.
+    pub(crate) fn kernel_image(&self, host_ptr: usize) -> Option<KernelImage> {
+        let loads = lock(&self.loads);
+        let record = loads
+            .records
+            .iter()
+            .find(|r| r.kernels.iter().any(|(e, _)| e.addr == host_ptr))?;
+        let (addr, len) = record.image?;
+        // SAFETY: the image lies in the program's memory while its binary is registered,
+        // which it is while one of its kernels runs (unregistration removes the record under
+        // this lock first).
+        let bytes = unsafe { std::slice::from_raw_parts(addr as *const u8, len) }.to_vec();
+        let globals = record
+            .globals
+            .iter()
+            .filter(|(e, _)| e.size > 0 && e.flags & entry_flags::INDIRECT == 0)
+            .map(|(e, a)| (e.name_str().to_owned(), *a, e.size))
+            .collect();
+        Some(KernelImage { bytes, globals })
     }
 
     /// The device kernel of host region id `host_ptr`.

@@ -14,6 +14,7 @@ pub mod interop;
 pub mod mapping;
 pub mod message;
 pub mod ops;
+pub mod record;
 pub mod requires;
 pub mod runtime;
 pub mod tools;

@@ -250,6 +250,9 @@ impl Runtime {
             // the program's first construct. A failure is reported when the device is used.
             if device.backend().is_ok() {
                 device.prefill_queues(self.config.num_initial_streams);
+                if self.config.record {
+                    self.start_recording(&device);
+                }
             }
             ready.push(device);
         }

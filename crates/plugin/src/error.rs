@@ -15,6 +15,8 @@ pub enum ErrorKind {
     Backend,
     /// A fault injected by a test backend.
     Injected,
+    /// The backend does not offer this operation.
+    Unsupported,
 }
 
 /// An error from a backend, with enough context to print without more.

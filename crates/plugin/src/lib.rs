@@ -9,6 +9,7 @@ pub mod elf;
 mod error;
 pub mod memory_manager;
 pub mod pool_policy;
+pub mod record;
 pub mod words;
 
 pub use error::{Error, ErrorKind, Result};
@@ -248,6 +249,40 @@ pub trait Device: Send + Sync {
     /// Undoes [`Device::lock_host_memory`].
     fn unlock_host_memory(&self, _ptr: usize) -> Result<()> {
         Ok(())
+    }
+
+    /// Record and replay (LLVM's `RecordReplayTy`): reserves a region of device memory, of
+    /// `size` bytes when given (else as much as the device can give), at address `at` when
+    /// given and possible, and serves every later device allocation from it (frees of its
+    /// blocks do nothing; see [`record::RecordRegion`]). Returns `(start, offset)`: where
+    /// allocations begin (`at` when the reservation covers it) and, when it could not, how
+    /// far `at` lies from it (LLVM's `ReqPtrArgOffset`). Default: not supported.
+    fn begin_record_replay(
+        &self,
+        _size: Option<usize>,
+        _at: Option<usize>,
+    ) -> Result<(usize, usize)> {
+        Err(Error::new(
+            ErrorKind::Unsupported,
+            "record and replay is not supported by this device",
+        ))
+    }
+    /// The region of [`Device::begin_record_replay`]: its start and the bytes handed out.
+    fn record_region(&self) -> Option<(usize, usize)> {
+        None
+    }
+    /// The hidden first argument a version ≥ 3 kernel receives (LLVM's
+    /// `KernelLaunchEnvironmentTy *`), prepared on `queue` for a launch with `config`:
+    /// `usize::MAX` when the kernel needs none (the default). A launch with `config.version`
+    /// 0 and this word first runs the kernel as [`Device::launch`] would; record and replay
+    /// use that to know, and to pass, every word a kernel receives.
+    fn launch_environment(
+        &self,
+        _kernel: KernelId,
+        _config: &LaunchConfig,
+        _queue: QueueId,
+    ) -> Result<usize> {
+        Ok(usize::MAX)
     }
 
     /// Copies `size` bytes. Host pointers are plain host addresses.

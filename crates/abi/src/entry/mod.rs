@@ -19,7 +19,7 @@ pub use mapper::*;
 pub use registration::*;
 pub use tools::*;
 
-use crate::ffi::{BinDesc, Ident, KernelArgs, export, export_ra, unsupported};
+use crate::ffi::{BinDesc, Ident, KernelArgs, export, export_ra};
 use omptarget_core::image::OffloadEntry;
 use omptarget_core::message::{fatal, report};
 use omptarget_core::ops::trace::{self, Region, SourceLoc};

@@ -4,6 +4,11 @@
 //! - interop: `interop_stream` (a CUDA kernel on the interop stream between target regions)
 //!   under ours must end with `interop_stream: all ok`; under the oracle it is reported only
 //!   (LLVM 19 does not wait for the stream, so its results are expected to be wrong).
+//! - record/replay: `record_kernels` (tests/record/) runs under each runtime with
+//!   `LIBOMPTARGET_RECORD=1 LIBOMPTARGET_RR_SAVE_OUTPUT=1`, and LLVM's
+//!   `llvm-omp-kernel-replay-19 --verify` replays each recording under each runtime. Every
+//!   kernel recorded by ours must verify under ours and under LLVM 19, and every kernel
+//!   recorded by LLVM 19 under ours; LLVM's own round trip is reported.
 
 use super::Ctx;
 use super::exec::{self, Job, Ran};
@@ -30,15 +35,71 @@ pub fn wrong_results(r: &Ran) -> usize {
     r.stdout.lines().filter(|l| l.contains(": WRONG")).count()
 }
 
+/// One replay: a kernel recorded under `recorder`, replayed by LLVM's tool on `replayer`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Replay {
+    pub recorder: &'static str,
+    pub replayer: &'static str,
+    pub kernel: String,
+    pub verified: bool,
+}
+
+/// `ok` when every kernel recorded under ours verified on ours, every kernel recorded under
+/// LLVM 19 verified on ours (both recorders recorded something), and every kernel recorded
+/// under ours verified on LLVM 19 where LLVM 19 verifies its own recording of that kernel
+/// (its replay does not put the memory back at the recorded address: kernels that follow
+/// pointers stored in device memory fail under it whoever recorded them). LLVM 19's own
+/// round trip is reported, not required.
+pub fn record_replay_verdict(replays: &[Replay]) -> String {
+    let ok = |rec: &str, rep: &str, k: &str| {
+        replays
+            .iter()
+            .any(|r| r.recorder == rec && r.replayer == rep && r.kernel == k && r.verified)
+    };
+    let mut bad = Vec::new();
+    for rec in ["ours", "llvm"] {
+        if !replays.iter().any(|r| r.recorder == rec) {
+            bad.push(format!("nothing recorded under {rec}"));
+        }
+    }
+    for r in replays.iter().filter(|r| !r.verified) {
+        let required = match (r.recorder, r.replayer) {
+            ("ours", "ours") | ("llvm", "ours") => true,
+            ("ours", "llvm") => ok("llvm", "llvm", &r.kernel),
+            _ => false,
+        };
+        if required {
+            bad.push(format!("{}->{} {}", r.recorder, r.replayer, r.kernel));
+        }
+    }
+    if bad.is_empty() {
+        "ok".into()
+    } else {
+        format!("FAIL({})", bad.join(", "))
+    }
+}
+
 fn run_one(ctx: &Ctx, bin: &Path, args: &[String], rt: &Runtime, tag: &str) -> Ran {
+    run_in(ctx, bin, args, &[], ctx.lib_path(rt), &ctx.cwd, tag)
+}
+
+fn run_in(
+    ctx: &Ctx,
+    bin: &Path,
+    args: &[String],
+    env: &[(String, String)],
+    lib_path: String,
+    cwd: &Path,
+    tag: &str,
+) -> Ran {
     let suite = ctx.main_suite();
     exec::run(&Job {
         program: bin,
         args,
         wrapper: &[],
-        env: &[],
-        lib_path: ctx.lib_path(rt),
-        cwd: &ctx.cwd,
+        env,
+        lib_path,
+        cwd,
         limit: ctx.limit(ctx.o.timeout_s),
         files: ctx.scratch("tools").join(tag),
         soname: Some(&suite.soname),
@@ -58,6 +119,161 @@ fn log(ctx: &Ctx, what: &str, r: &Ran) {
 }
 
 pub fn run(ctx: &Ctx) {
+    interop(ctx);
+    record_replay(ctx);
+}
+
+fn record_replay(ctx: &Ctx) {
+    let suite = ctx.main_suite();
+    let dir = suite.dir.join("tools");
+    let (bin, tool) = (
+        dir.join("record_kernels"),
+        dir.join("llvm-omp-kernel-replay-19"),
+    );
+    ctx.say("== tools: record and replay (tests/record/record_kernels.c, llvm-omp-kernel-replay-19 --verify)");
+    if !bin.is_file() || !tool.is_file() {
+        ctx.say("tools: record_kernels or llvm-omp-kernel-replay-19 not built");
+        ctx.total("tools record/replay: FAIL(not built)");
+        ctx.fail();
+        return;
+    }
+    let extra = |first: &Runtime| {
+        // The tool needs libLLVM from LLVM's folder; the runtime's folder comes first.
+        let mut p = format!("{}:{}", first.dir.display(), suite.oracle.dir.display());
+        if !ctx.o.extra_lib.is_empty() {
+            p = format!("{p}:{}", ctx.o.extra_lib);
+        }
+        p
+    };
+    let record_env = [
+        ("LIBOMPTARGET_RECORD".to_owned(), "1".to_owned()),
+        ("LIBOMPTARGET_RR_SAVE_OUTPUT".to_owned(), "1".to_owned()),
+    ];
+    let mut replays = Vec::new();
+    let runtimes: [(&'static str, &Runtime); 2] = [("ours", &suite.ours), ("llvm", &suite.oracle)];
+    for (rec, rec_rt) in runtimes {
+        let d = ctx.scratch(&format!("rr-{rec}"));
+        let ran = run_in(
+            ctx,
+            &bin,
+            &[],
+            &record_env,
+            ctx.lib_path(rec_rt),
+            &d,
+            &format!("rr-{rec}.record"),
+        );
+        log(ctx, &format!("record_kernels recorded by {rec}"), &ran);
+        let mut names: Vec<String> = std::fs::read_dir(&d)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| {
+                e.file_name()
+                    .to_str()
+                    .and_then(|n| n.strip_suffix(".json"))
+                    .map(String::from)
+            })
+            .collect();
+        names.sort();
+        ctx.say(format!(
+            "   recorded by {rec}: {} ({} kernels)",
+            ran.status,
+            names.len()
+        ));
+        for (rep, rep_rt) in runtimes {
+            for n in &names {
+                let replay = |env: &[(String, String)], tag: &str| {
+                    run_in(
+                        ctx,
+                        &tool,
+                        &["--verify".to_owned(), format!("{n}.json")],
+                        env,
+                        extra(rep_rt),
+                        &d,
+                        &format!("rr-{rec}-{rep}-{n}{tag}"),
+                    )
+                };
+                let verified = |r: &Ran| r.stdout.contains("Replay device memory verified!");
+                let mut r = replay(&[], "");
+                log(
+                    ctx,
+                    &format!("{n} recorded by {rec}, replayed on {rep}"),
+                    &r,
+                );
+                if !verified(&r) && rep == "ours" {
+                    // Our memory pool's first block may sit where the recording lay: once more
+                    // without it, and say so.
+                    let again = replay(
+                        &[(
+                            "OMPTARGET_RS_CUDA_POOL_PREALLOCATE".to_owned(),
+                            "0".to_owned(),
+                        )],
+                        ".nopool",
+                    );
+                    log(
+                        ctx,
+                        &format!(
+                            "{n} recorded by {rec}, replayed on {rep} without pool preallocation"
+                        ),
+                        &again,
+                    );
+                    ctx.say(format!(
+                        "   {n}: {rec}->{rep} again with OMPTARGET_RS_CUDA_POOL_PREALLOCATE=0: {}",
+                        if verified(&again) {
+                            "verified"
+                        } else {
+                            "not verified"
+                        }
+                    ));
+                    r = again;
+                }
+                if !verified(&r) {
+                    let why = r
+                        .stdout
+                        .lines()
+                        .chain(r.stderr.lines())
+                        .next()
+                        .unwrap_or("")
+                        .to_owned();
+                    ctx.say(format!(
+                        "   {n}: {rec}->{rep} {}: {}",
+                        r.status,
+                        super::text::cut(&why, 140)
+                    ));
+                }
+                replays.push(Replay {
+                    recorder: rec,
+                    replayer: rep,
+                    kernel: n.clone(),
+                    verified: verified(&r),
+                });
+            }
+        }
+    }
+    for (rec, rep) in [
+        ("ours", "ours"),
+        ("ours", "llvm"),
+        ("llvm", "ours"),
+        ("llvm", "llvm"),
+    ] {
+        let cell: Vec<&Replay> = replays
+            .iter()
+            .filter(|r| r.recorder == rec && r.replayer == rep)
+            .collect();
+        ctx.say(format!(
+            "   recorded by {rec:4} replayed on {rep:4}: {}/{} verified",
+            cell.iter().filter(|r| r.verified).count(),
+            cell.len()
+        ));
+    }
+    let v = record_replay_verdict(&replays);
+    if v.starts_with("FAIL") {
+        ctx.fail();
+    }
+    ctx.total(format!("tools record/replay: {v}"));
+}
+
+fn interop(ctx: &Ctx) {
     let suite = ctx.main_suite();
     let dir = suite.dir.join("tools");
     ctx.say("== tools: interop kernel on the targetsync stream between target regions (gpu/tools/interop_stream.c)");
@@ -119,5 +335,39 @@ mod tests {
         );
         let bad = "depend + nowait: WRONG (element 1 is 4, expected 3)\nblocking use: ok\nfreed then reused: WRONG (element 0 is 7, expected 3)\n";
         assert_eq!(wrong_results(&ran(Status::Exit(1), bad)), 2);
+    }
+
+    #[test]
+    fn record_replay_verdicts() {
+        let r = |recorder, replayer, kernel: &str, verified| Replay {
+            recorder,
+            replayer,
+            kernel: kernel.into(),
+            verified,
+        };
+        let mut all = Vec::new();
+        for k in ["a", "b"] {
+            all.push(r("ours", "ours", k, true));
+            all.push(r("ours", "llvm", k, k == "a"));
+            all.push(r("llvm", "ours", k, true));
+            all.push(r("llvm", "llvm", k, k == "a"));
+        }
+        assert_eq!(
+            record_replay_verdict(&all),
+            "ok",
+            "kernel b fails on LLVM 19 whoever recorded it: reported only"
+        );
+        let mut bad = all.clone();
+        bad[1].verified = false; // ours->llvm a, which LLVM replays from its own recording
+        bad[6].verified = false; // llvm->ours b
+        assert_eq!(
+            record_replay_verdict(&bad),
+            "FAIL(ours->llvm a, llvm->ours b)"
+        );
+        let ours_only: Vec<Replay> = all.into_iter().filter(|x| x.recorder == "ours").collect();
+        assert_eq!(
+            record_replay_verdict(&ours_only),
+            "FAIL(nothing recorded under llvm)"
+        );
     }
 }

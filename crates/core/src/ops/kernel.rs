@@ -71,8 +71,16 @@ impl Runtime {
             return Err(e);
         }
         let mut privates: omptarget_plugin::words::Words<usize> = Default::default();
-        let launched =
-            self.launch_mapped(dev, args, found.id, found.name, config, ai, &mut privates);
+        let launched = self.launch_mapped(
+            dev,
+            host_ptr,
+            args,
+            found.id,
+            found.name,
+            config,
+            ai,
+            &mut privates,
+        );
         // Private copies are needed by the kernel only: free them behind it (also when the
         // launch failed, as the references the region took are given back).
         let mut freed = Ok(());
@@ -102,6 +110,7 @@ impl Runtime {
     fn launch_mapped(
         &self,
         dev: &Device,
+        host_ptr: usize,
         args: &MapArgs<'_>,
         kernel: omptarget_plugin::KernelId,
         name: &str,
@@ -217,7 +226,33 @@ impl Runtime {
             n => n,
         };
         let submit = ai.submit_begin(backend, queue, requested_teams);
-        let launched = backend.launch(kernel, words.as_slice(), config, queue);
+        // A recording device writes the launch's files around it (one atomic load when not).
+        let launched = match dev.record_replay() {
+            Some(rr) if rr.mode == crate::record::Mode::Record => {
+                let r = self.launch_recorded(
+                    dev,
+                    host_ptr,
+                    kernel,
+                    name,
+                    words.as_slice(),
+                    config,
+                    rr,
+                    ai,
+                );
+                ai.submit_end(backend, queue, submit, || {
+                    backend.describe_launch(kernel, config).0
+                });
+                if info & crate::config::info::KERNEL_GEOMETRY != 0 {
+                    let (blocks, threads, mode) = backend.describe_launch(kernel, config);
+                    trace::launch(info, dev.id, name, blocks, threads, mode);
+                }
+                if r.is_err() {
+                    report(format_args!("Executing target region abort target."));
+                }
+                return r;
+            }
+            _ => backend.launch(kernel, words.as_slice(), config, queue),
+        };
         ai.submit_end(backend, queue, submit, || {
             backend.describe_launch(kernel, config).0
         });

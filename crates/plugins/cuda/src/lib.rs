@@ -20,6 +20,7 @@ use driver::{CUcontext, CUdevice, CUdeviceptr, CUmodule, CUstream, attribute, ca
 use image::ImageKind;
 use kernel::KernelInfo;
 use omptarget_plugin::pool_policy::{self, PoolPolicy};
+use omptarget_plugin::record::RecordRegion;
 use omptarget_plugin::words::Words;
 use omptarget_plugin::{
     AllocKind, CopyKind, Device, DeviceInfo, DevicePtr, Error, ErrorKind, EventId, ForeignRuntime,
@@ -219,6 +220,8 @@ struct CudaDevice {
     peers: Mutex<std::collections::HashMap<CUdevice, Option<CUcontext>>>,
     /// Timing events of traced operations (device tracing only).
     timing: timing::Timing,
+    /// Record and replay: the region every device allocation comes from (never freed).
+    record: std::sync::OnceLock<RecordRegion>,
 }
 
 // SAFETY: CUDA driver handles may be used from any thread once the context is current (each
@@ -416,6 +419,7 @@ impl CudaDevice {
             pageable_access,
             peers: Mutex::new(std::collections::HashMap::new()),
             timing: timing::Timing::default(),
+            record: std::sync::OnceLock::new(),
         })
     }
 
@@ -476,6 +480,18 @@ impl CudaDevice {
     }
 
     fn alloc_device(&self, size: usize, queue: Option<QueueId>) -> Result<DevicePtr> {
+        if let Some(r) = self.record.get() {
+            return r.alloc(size).ok_or_else(|| {
+                Error::new(
+                    ErrorKind::OutOfMemory,
+                    format!(
+                        "{size} bytes do not fit in the record/replay region ({} bytes) of CUDA device {}",
+                        r.size(),
+                        self.index
+                    ),
+                )
+            });
+        }
         let Some(pool) = &self.pool else {
             let mut ptr: CUdeviceptr = 0;
             // SAFETY: writes the allocation's address.
@@ -546,6 +562,129 @@ impl CudaDevice {
 
     /// Gives what the pool caches back to the device: the small blocks, then the pool's
     /// unused memory down to `keep` bytes.
+    /// Reserves `size` bytes (rounded up to the driver's granularity) of device memory at
+    /// virtual address `at` (anywhere when `None`) with the driver's virtual memory
+    /// management, as LLVM's `memoryVAMap`; `None` when the address is taken or the device
+    /// has no memory for it.
+    fn map_at(&self, size: usize, at: Option<usize>) -> Option<(usize, usize)> {
+        let prop = sys::CUmemAllocationProp {
+            type_: sys::CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED,
+            requestedHandleTypes: sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_NONE,
+            location: sys::CUmemLocation {
+                type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
+                id: self.dev,
+            },
+            win32HandleMetaData: std::ptr::null_mut(),
+            allocFlags: sys::CUmemAllocationProp_st__bindgen_ty_1 {
+                compressionType: 0,
+                gpuDirectRDMACapable: 0,
+                usage: 0,
+                reserved: [0; 4],
+            },
+        };
+        let mut gran = 0usize;
+        // SAFETY: writes the granularity of allocations with `prop`.
+        call("cuMemGetAllocationGranularity", || unsafe {
+            sys::cuMemGetAllocationGranularity(
+                &mut gran,
+                &prop,
+                sys::CUmemAllocationGranularity_flags::CU_MEM_ALLOC_GRANULARITY_MINIMUM,
+            )
+        })
+        .ok()?;
+        let gran = gran.max(1);
+        let base = at.map_or(0, |a| a - a % gran);
+        let total = (size + at.map_or(0, |a| a - base))
+            .max(1)
+            .next_multiple_of(gran);
+        let mut ptr: CUdeviceptr = 0;
+        // SAFETY: reserves address space (the address is a hint the driver may ignore).
+        call("cuMemAddressReserve", || unsafe {
+            sys::cuMemAddressReserve(&mut ptr, total, 0, base as CUdeviceptr, 0)
+        })
+        .ok()?;
+        let unreserve = |p: CUdeviceptr| {
+            // SAFETY: frees the reservation made above, once.
+            let _ = call("cuMemAddressFree", || unsafe {
+                sys::cuMemAddressFree(p, total)
+            });
+        };
+        if at.is_some() && ptr as usize != base {
+            unreserve(ptr);
+            return None;
+        }
+        let mut handle: sys::CUmemGenericAllocationHandle = 0;
+        // SAFETY: physical memory of `total` bytes on this device.
+        if call("cuMemCreate", || unsafe {
+            sys::cuMemCreate(&mut handle, total, &prop, 0)
+        })
+        .is_err()
+        {
+            unreserve(ptr);
+            return None;
+        }
+        let access = sys::CUmemAccessDesc {
+            location: prop.location,
+            flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+        };
+        // SAFETY: maps the memory over the whole reservation and makes it readable and
+        // writable by this device; the handle is released once mapped (the mapping keeps it).
+        let mapped = call("cuMemMap", || unsafe {
+            sys::cuMemMap(ptr, total, 0, handle, 0)
+        })
+        .and_then(|_| {
+            call("cuMemSetAccess", || unsafe {
+                sys::cuMemSetAccess(ptr, total, &access, 1)
+            })
+        });
+        // SAFETY: the handle is ours; after a failed map nothing else holds it.
+        let _ = call("cuMemRelease", || unsafe { sys::cuMemRelease(handle) });
+        if mapped.is_err() {
+            // SAFETY: undoes a mapping that may exist, then the reservation.
+            let _ = call("cuMemUnmap", || unsafe { sys::cuMemUnmap(ptr, total) });
+            unreserve(ptr);
+            return None;
+        }
+        Some((ptr as usize, total))
+    }
+
+    /// The launch environment of a kernel with `reduction` bytes of cross-team reduction
+    /// data (LLVM 19's `KernelLaunchEnvironmentTy {ReductionCnt, ReductionIterCnt,
+    /// ReductionBuffer}`), written on `queue`: `usize::MAX` and nothing allocated without
+    /// reductions; else its address and the two blocks to free after the launch.
+    fn prepare_launch_env(
+        &self,
+        reduction: usize,
+        config: &LaunchConfig,
+        queue: QueueId,
+    ) -> Result<(usize, Option<(usize, usize)>)> {
+        if reduction == 0 {
+            return Ok((usize::MAX, None));
+        }
+        let s = self.submit(queue)?;
+        let buffer = self.alloc_device(reduction, Some(queue))?;
+        let env_ptr = self.alloc_device(16, Some(queue))?;
+        let le: [u64; 2] = [0, buffer as u64];
+        if config.info & 0x20 != 0 {
+            plugin_info(
+                0x20,
+                "\"PluginInterface\"",
+                self.index,
+                &format!(
+                    "Copying data from host to device, HstPtr=0x{:016x}, TgtPtr=0x{:016x}, Size=16, Name=KernelLaunchEnv",
+                    le.as_ptr() as usize,
+                    env_ptr
+                ),
+            );
+        }
+        // SAFETY: a 16-byte copy from a local; pageable host-to-device copies are staged
+        // before the call returns.
+        call("cuMemcpyHtoDAsync", || unsafe {
+            sys::cuMemcpyHtoDAsync_v2(env_ptr as CUdeviceptr, le.as_ptr().cast(), 16, s)
+        })?;
+        Ok((env_ptr, Some((buffer, env_ptr))))
+    }
+
     fn give_back(&self, keep: u64) {
         if let Some(pool) = &self.pool {
             let _ = self.on_internal_stream(|s| {
@@ -895,6 +1034,7 @@ impl Device for CudaDevice {
             pool.note_activity();
         }
         match kind {
+            AllocKind::Device if self.record.get().is_some_and(|r| r.contains(ptr)) => Ok(()),
             AllocKind::Device if self.blocks.give_back(ptr, queue.map(|q| q.0)) => Ok(()),
             AllocKind::Device if self.pool.is_some() => match queue {
                 Some(q) => {
@@ -923,6 +1063,102 @@ impl Device for CudaDevice {
 
     fn orders_alloc_on_queue(&self) -> bool {
         self.pool.is_some()
+    }
+
+    /// LLVM 19's way: virtual memory mapped at the recorded address (or anywhere, for a
+    /// recording); failing that, one allocation of as much as the device gives (1 GiB less at
+    /// a time), inside which the recorded address may still lie.
+    fn begin_record_replay(
+        &self,
+        size: Option<usize>,
+        at: Option<usize>,
+    ) -> Result<(usize, usize)> {
+        const GIB: usize = 1 << 30;
+        self.current()?;
+        if self.record.get().is_some() {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                format!(
+                    "record/replay is active on CUDA device {} already",
+                    self.index
+                ),
+            ));
+        }
+        // The pool's cached memory goes back first: its addresses may be where the recording
+        // lay (every process's first large allocations come from the same place).
+        self.give_back(0);
+        let (mut free, mut total_mem) = (0usize, 0usize);
+        // SAFETY: writes two sizes.
+        call("cuMemGetInfo", || unsafe {
+            sys::cuMemGetInfo_v2(&mut free, &mut total_mem)
+        })?;
+        let need = size.unwrap_or(0);
+        let mut got = None;
+        if let Some(n) = size {
+            got = self.map_at(n, at);
+        }
+        if got.is_none() && at.is_none() {
+            // A recording: as much as the device gives, mapped anywhere.
+            let mut want = size.unwrap_or(free.saturating_sub(GIB));
+            while got.is_none() && want >= GIB.min(need.max(1)) {
+                got = self.map_at(want, None);
+                want = want.saturating_sub(GIB);
+                if want == 0 {
+                    break;
+                }
+            }
+        }
+        let mut want = free.saturating_sub(GIB).max(need);
+        while got.is_none() && want > 0 {
+            let mut ptr: CUdeviceptr = 0;
+            // SAFETY: writes the allocation's address.
+            if call("cuMemAlloc", || unsafe {
+                sys::cuMemAlloc_v2(&mut ptr, want)
+            })
+            .is_ok()
+            {
+                got = Some((ptr as usize, want));
+            } else if want <= need {
+                break;
+            } else {
+                want = want.saturating_sub(GIB).max(need);
+            }
+        }
+        let Some((base, total)) = got else {
+            return Err(Error::new(
+                ErrorKind::OutOfMemory,
+                format!(
+                    "no device memory for record/replay on CUDA device {}",
+                    self.index
+                ),
+            ));
+        };
+        let (start, offset) = omptarget_plugin::record::place(base, total, at, need);
+        let _ = self
+            .record
+            .set(RecordRegion::new(start, total - (start - base)));
+        Ok((start, offset))
+    }
+
+    fn record_region(&self) -> Option<(usize, usize)> {
+        self.record.get().map(RecordRegion::used)
+    }
+
+    fn launch_environment(
+        &self,
+        kernel: KernelId,
+        config: &LaunchConfig,
+        queue: QueueId,
+    ) -> Result<usize> {
+        self.current()?;
+        let reduction = {
+            let kernels = self.kernels.read().unwrap_or_else(|e| e.into_inner());
+            kernels
+                .get(kernel.0)
+                .ok_or_else(|| Error::new(ErrorKind::InvalidArgument, "unknown CUDA kernel"))?
+                .reduction_bytes()
+        };
+        Ok(self.prepare_launch_env(reduction, config, queue)?.0)
     }
 
     /// The CUDA driver API's handles (OpenMP Additional Definitions, `cuda_driver`): the
@@ -1149,32 +1385,11 @@ impl Device for CudaDevice {
         let (blocks, threads) = k.geometry(&self.limits, config);
         let s = self.submit(queue)?;
         // The hidden launch environment (version 3+): ~0 unless the kernel reduces across teams.
-        let mut launch_env: usize = usize::MAX;
-        let mut env_alloc = None;
-        if config.version >= 3 && k.reduction_bytes() > 0 {
-            let buffer = self.alloc_device(k.reduction_bytes(), Some(queue))?;
-            let env_ptr = self.alloc_device(16, Some(queue))?;
-            let le: [u64; 2] = [0, buffer as u64];
-            if config.info & 0x20 != 0 {
-                plugin_info(
-                    0x20,
-                    "\"PluginInterface\"",
-                    self.index,
-                    &format!(
-                        "Copying data from host to device, HstPtr=0x{:016x}, TgtPtr=0x{:016x}, Size=16, Name=KernelLaunchEnv",
-                        le.as_ptr() as usize,
-                        env_ptr
-                    ),
-                );
-            }
-            // SAFETY: a 16-byte copy from a local; pageable host-to-device copies are staged
-            // before the call returns.
-            call("cuMemcpyHtoDAsync", || unsafe {
-                sys::cuMemcpyHtoDAsync_v2(env_ptr as CUdeviceptr, le.as_ptr().cast(), 16, s)
-            })?;
-            launch_env = env_ptr;
-            env_alloc = Some((buffer, env_ptr));
-        }
+        let (launch_env, env_alloc) = if config.version >= 3 {
+            self.prepare_launch_env(k.reduction_bytes(), config, queue)?
+        } else {
+            (usize::MAX, None)
+        };
         // The argument words and the pointers to them, inline for up to 32 arguments, so a
         // launch allocates nothing.
         let mut words: Words<usize> = Words::default();

@@ -7,6 +7,7 @@
 
 mod ffi_call;
 
+use omptarget_plugin::record::RecordRegion;
 use omptarget_plugin::{
     AllocKind, CopyKind, Device, DeviceInfo, DevicePtr, Error, ErrorKind, EventId, ImageInfo,
     KernelId, LaunchConfig, LoadEnv, ModuleId, Plugin, QueueId, Result,
@@ -52,6 +53,7 @@ impl Plugin for HostPlugin {
             index,
             modules: Mutex::new(HashMap::new()),
             next_token: AtomicUsize::new(1),
+            record: std::sync::OnceLock::new(),
         }))
     }
 }
@@ -81,6 +83,40 @@ struct HostDevice {
     index: usize,
     modules: Mutex<HashMap<usize, LoadedImage>>,
     next_token: AtomicUsize,
+    /// Record and replay: the mapping every allocation comes from (never unmapped: the
+    /// program may use its blocks until it exits).
+    record: std::sync::OnceLock<RecordRegion>,
+}
+
+/// Maps `size` bytes of fresh memory, at `at` exactly when given (`None` when that address
+/// is taken or the system refuses).
+fn map_region(size: usize, at: Option<usize>) -> Option<usize> {
+    let fixed = if at.is_some() {
+        libc::MAP_FIXED_NOREPLACE
+    } else {
+        0
+    };
+    // SAFETY: an anonymous private mapping; MAP_FIXED_NOREPLACE never replaces a mapping.
+    let p = unsafe {
+        libc::mmap(
+            at.unwrap_or(0) as *mut libc::c_void,
+            size,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | fixed,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return None;
+    }
+    if at.is_some_and(|a| a != p as usize) {
+        // A kernel older than MAP_FIXED_NOREPLACE took it as a hint.
+        // SAFETY: the mapping just made, unmapped once.
+        unsafe { libc::munmap(p, size) };
+        return None;
+    }
+    Some(p as usize)
 }
 
 fn dl_error(what: &str) -> Error {
@@ -250,7 +286,21 @@ impl Device for HostDevice {
         self.symbol(module, name).map(|p| (p as usize, 0))
     }
 
-    fn alloc(&self, size: usize, _kind: AllocKind, _queue: Option<QueueId>) -> Result<DevicePtr> {
+    fn alloc(&self, size: usize, kind: AllocKind, _queue: Option<QueueId>) -> Result<DevicePtr> {
+        if kind == AllocKind::Device
+            && let Some(r) = self.record.get()
+        {
+            return r.alloc(size).ok_or_else(|| {
+                Error::new(
+                    ErrorKind::OutOfMemory,
+                    format!(
+                        "out of memory allocating {size} bytes on host device {}: the record/replay region ({} bytes) is full",
+                        self.index,
+                        r.size()
+                    ),
+                )
+            });
+        }
         // SAFETY: plain malloc; a null result is reported below.
         let p = unsafe { libc::malloc(size.max(1)) };
         if p.is_null() {
@@ -266,9 +316,63 @@ impl Device for HostDevice {
     }
 
     fn free(&self, ptr: DevicePtr, _kind: AllocKind, _queue: Option<QueueId>) -> Result<()> {
+        if let Some(r) = self.record.get()
+            && r.contains(ptr)
+        {
+            return Ok(());
+        }
         // SAFETY: the core frees only what alloc returned, once.
         unsafe { libc::free(ptr as *mut libc::c_void) };
         Ok(())
+    }
+
+    /// The region is an anonymous mapping (pages are backed when touched): at the recorded
+    /// address for a replay, anywhere for a recording. Without a size, 64 GiB of address
+    /// space, less (1 GiB at a time, as LLVM's heuristic) where the system refuses.
+    fn begin_record_replay(
+        &self,
+        size: Option<usize>,
+        at: Option<usize>,
+    ) -> Result<(usize, usize)> {
+        const GIB: usize = 1 << 30;
+        let page = 4096;
+        let want = size.unwrap_or(64 * GIB).max(1).next_multiple_of(page);
+        let mut got = None;
+        if let Some(a) = at.filter(|a| a % page == 0) {
+            got = map_region(want, Some(a)).map(|p| (p, want));
+        }
+        let mut total = want;
+        while got.is_none() && total > 0 {
+            got = map_region(total, None).map(|p| (p, total));
+            total = total.saturating_sub(GIB);
+        }
+        let Some((base, total)) = got else {
+            return Err(Error::new(
+                ErrorKind::OutOfMemory,
+                format!(
+                    "cannot map {want} bytes for record/replay on host device {}",
+                    self.index
+                ),
+            ));
+        };
+        let (start, offset) = omptarget_plugin::record::place(base, total, at, size.unwrap_or(0));
+        let region = RecordRegion::new(start, total - (start - base));
+        if self.record.set(region).is_err() {
+            // SAFETY: the mapping made above, unused.
+            unsafe { libc::munmap(base as *mut libc::c_void, total) };
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                format!(
+                    "record/replay is active on host device {} already",
+                    self.index
+                ),
+            ));
+        }
+        Ok((start, offset))
+    }
+
+    fn record_region(&self) -> Option<(usize, usize)> {
+        self.record.get().map(RecordRegion::used)
     }
 
     fn copy(

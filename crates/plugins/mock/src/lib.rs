@@ -411,6 +411,7 @@ impl Plugin for MockPlugin {
         Ok(Box::new(MockDevice {
             index,
             state: self.state.clone(),
+            record: std::sync::OnceLock::new(),
         }))
     }
 }
@@ -418,6 +419,8 @@ impl Plugin for MockPlugin {
 struct MockDevice {
     index: usize,
     state: Arc<MockState>,
+    /// Record and replay: one block of mock memory every allocation comes from.
+    record: std::sync::OnceLock<omptarget_plugin::record::RecordRegion>,
 }
 
 impl MockDevice {
@@ -505,11 +508,17 @@ impl Device for MockDevice {
     fn alloc(&self, size: usize, _kind: AllocKind, queue: Option<QueueId>) -> Result<DevicePtr> {
         self.state.check_fault(OpKind::Alloc)?;
         let size = size.max(1);
-        let ptr = self
-            .state
-            .next_addr
-            .fetch_add(size.next_multiple_of(256), Ordering::Relaxed);
-        self.state.memory.blocks().insert(ptr, vec![0xAB; size]);
+        let ptr = if let Some(r) = self.record.get() {
+            r.alloc(size)
+                .ok_or_else(|| Error::new(ErrorKind::OutOfMemory, "mock: record region full"))?
+        } else {
+            let ptr = self
+                .state
+                .next_addr
+                .fetch_add(size.next_multiple_of(256), Ordering::Relaxed);
+            self.state.memory.blocks().insert(ptr, vec![0xAB; size]);
+            ptr
+        };
         self.state.tick(cost::ALLOC);
         self.state.record(Op::Alloc {
             device: self.index,
@@ -531,7 +540,8 @@ impl Device for MockDevice {
             }
             return Err(e);
         }
-        if self.state.memory.blocks().remove(&ptr).is_none() {
+        let in_region = self.record.get().is_some_and(|r| r.contains(ptr));
+        if !in_region && self.state.memory.blocks().remove(&ptr).is_none() {
             return Err(Error::new(
                 ErrorKind::InvalidArgument,
                 format!("mock: double or invalid free of {ptr:#x}"),
@@ -544,6 +554,46 @@ impl Device for MockDevice {
             queue,
         });
         Ok(())
+    }
+    /// One block of mock memory (1 MiB unless told), at `at` when no block is there.
+    fn begin_record_replay(
+        &self,
+        size: Option<usize>,
+        at: Option<usize>,
+    ) -> Result<(usize, usize)> {
+        let size = size.unwrap_or(1 << 20).max(1).next_multiple_of(256);
+        let mut blocks = self.state.memory.blocks();
+        let free = |a: usize| {
+            blocks
+                .range(..a.saturating_add(size))
+                .next_back()
+                .is_none_or(|(&b, v)| b + v.len() <= a)
+        };
+        let base = match at {
+            Some(a) if a != 0 && free(a) => a,
+            _ => self
+                .state
+                .next_addr
+                .fetch_add(size.next_multiple_of(256), Ordering::Relaxed),
+        };
+        blocks.insert(base, vec![0; size]);
+        drop(blocks);
+        let (start, offset) = omptarget_plugin::record::place(base, size, at, 0);
+        self.record
+            .set(omptarget_plugin::record::RecordRegion::new(
+                start,
+                size - (start - base),
+            ))
+            .map_err(|_| {
+                Error::new(
+                    ErrorKind::InvalidArgument,
+                    "mock: record/replay active already",
+                )
+            })?;
+        Ok((start, offset))
+    }
+    fn record_region(&self) -> Option<(usize, usize)> {
+        self.record.get().map(|r| r.used())
     }
     fn lock_host_memory(&self, ptr: usize, _size: usize) -> Result<usize> {
         self.state.check_fault(OpKind::Lock)?;

@@ -25,20 +25,25 @@ fn profile_dir() -> PathBuf {
         .to_path_buf()
 }
 
-/// A folder holding our library under the name programs look for.
+/// A folder holding our library under the name programs look for (made once: the tests run
+/// in parallel).
 fn our_lib_dir() -> PathBuf {
-    let lib = profile_dir().join("libomptarget.so");
-    assert!(
-        lib.exists(),
-        "{} is missing: build it first (`cargo build -p omptarget-abi`; scripts/test.sh does)",
-        lib.display()
-    );
-    let dir = profile_dir().join("record-lib");
-    std::fs::create_dir_all(&dir).unwrap();
-    let link = dir.join("libomptarget.so.19.1");
-    let _ = std::fs::remove_file(&link);
-    std::os::unix::fs::symlink(&lib, &link).unwrap();
-    dir
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let lib = profile_dir().join("libomptarget.so");
+        assert!(
+            lib.exists(),
+            "{} is missing: build it first (`cargo build -p omptarget-abi`; scripts/test.sh does)",
+            lib.display()
+        );
+        let dir = profile_dir().join("record-lib");
+        std::fs::create_dir_all(&dir).unwrap();
+        let link = dir.join("libomptarget.so.19.1");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(&lib, &link).unwrap();
+        dir
+    })
+    .clone()
 }
 
 fn scratch(name: &str) -> PathBuf {

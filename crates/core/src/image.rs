@@ -151,6 +151,11 @@ const OFFLOAD_BINARY_MAGIC: [u8; 4] = [0x10, 0xFF, 0x10, 0xAD];
 const HEADER_SIZE: usize = 32;
 const ENTRY_SIZE: usize = 40;
 
+/// Whether `bytes` is LLVM bitcode (raw, or in its wrapper), as `-fopenmp-target-jit` embeds.
+pub fn is_bitcode(bytes: &[u8]) -> bool {
+    bytes.starts_with(b"BC\xC0\xDE") || bytes.starts_with(&[0xDE, 0xC0, 0x17, 0x0B])
+}
+
 /// Whether `bytes` starts with the OffloadBinary magic.
 pub fn is_offload_binary(bytes: &[u8]) -> bool {
     bytes.len() >= 4 && bytes[..4] == OFFLOAD_BINARY_MAGIC
@@ -251,22 +256,21 @@ fn parse_one(b: &[u8]) -> Result<(Vec<DeviceImage<'_>>, usize)> {
         let at = string_offset.saturating_add(16 * i);
         let key = read_str(b, read_u64(b, at)?)?;
         let value = read_str(b, read_u64(b, at.saturating_add(8))?)?;
+        // An empty value says nothing (LLVM 19 then goes by the image itself).
         match key {
-            "triple" => triple = Some(value),
-            "arch" => arch = Some(value),
+            "triple" if !value.is_empty() => triple = Some(value),
+            "arch" if !value.is_empty() => arch = Some(value),
             _ => {}
         }
     }
-    // Bitcode (2) needs a JIT we do not have; every other kind goes to the plugins.
-    let images = if image_kind == 2 {
-        Vec::new()
-    } else {
-        vec![DeviceImage {
-            bytes: image,
-            triple,
-            arch,
-        }]
-    };
+    // Every kind goes to the registration: bitcode (kind 2) is reported there as an image no
+    // device can run (it needs a JIT), the plugins judge the rest.
+    let _ = image_kind;
+    let images = vec![DeviceImage {
+        bytes: image,
+        triple,
+        arch,
+    }];
     Ok((images, size))
 }
 
@@ -350,6 +354,21 @@ pub(crate) mod tests {
         assert_eq!(images[0].bytes, b"\x7fELF-payload");
         assert_eq!(images[0].triple, Some("x86_64-pc-linux-gnu"));
         assert_eq!(images[0].arch, Some("native"));
+    }
+
+    #[test]
+    fn an_empty_triple_or_arch_says_nothing() {
+        let ob = offload_binary(b"\x7fELF-payload", "", "");
+        let images = unwrap_image(&ob).unwrap();
+        assert_eq!(images.len(), 1);
+        assert_eq!(images[0].triple, None, "judged by the image itself");
+        assert_eq!(images[0].arch, None);
+    }
+
+    #[test]
+    fn bitcode_is_recognised() {
+        assert!(is_bitcode(b"BC\xC0\xDE\x35\x14"));
+        assert!(!is_bitcode(b"\x7fELF"));
     }
 
     #[test]

@@ -185,6 +185,17 @@ impl Runtime {
         if self.is_registered(key) {
             return;
         }
+        // No device compiles bitcode (a program built with -fopenmp-target-jit): say so, where
+        // LLVM 19 would try its JIT, instead of silently having no device.
+        images.retain(|i| {
+            if crate::image::is_bitcode(i.bytes) {
+                crate::message::message(format_args!(
+                    "a device image of this program is LLVM bitcode (built with -fopenmp-target-jit?); this runtime compiles no bitcode, so no device runs it: its target regions run on the host unless offloading is mandatory"
+                ));
+                return false;
+            }
+            true
+        });
         // An image some plugin recognises but cannot run deserves a word (another GPU arch).
         for i in &images {
             let info = ImageInfo {

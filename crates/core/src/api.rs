@@ -40,8 +40,13 @@ impl Runtime {
             return Ok(());
         }
         let not_ours = |device: i64| {
+            let on = if device == self.initial_device() {
+                format!("the initial device ({device})")
+            } else {
+                format!("device {device}")
+            };
             Error::InvalidArgument(format!(
-                "omp_target_free: {} is not a block omp_target_alloc gave out on device {device}, or it was freed already: not freed",
+                "omp_target_free: {} is not a block omp_target_alloc gave out on {on}, or it was freed already: not freed",
                 crate::message::Addr(ptr)
             ))
         };

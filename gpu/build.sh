@@ -242,7 +242,7 @@ compile v7 soak/soak -O2 -g0 tests/soak/soak.c -o "$out/soak/soak" || nfail=$((n
 # offloading, with libdl; LLVM 19's replay tool (its libraries come with the LLVM bundle).
 mkdir -p "$out/tools"
 cp /usr/lib/llvm-19/bin/llvm-omp-kernel-replay "$out/tools/llvm-omp-kernel-replay-19"
-for src in gpu/tools/*.c tests/record/*.c; do
+for src in gpu/tools/*.c tests/record/*.c tests/profile/*.c; do
   [[ -f $src ]] || continue
   compile v7 "tools/$(basename "$src" .c)" -O2 -g0 "$src" -o "$out/tools/$(basename "$src" .c)" -ldl || nfail=$((nfail + 1))
 done

@@ -11,8 +11,8 @@
 #   bench        `omptarget bench` for each scenario benchmark of bench/, LLVM vs ours
 #   sanitize     compute-sanitizer's tools on each v7 binary under ours and LLVM 19
 #   perf         the GPU performance table (gpu_scenarios, floors, profiles, ncu)
-#   tools        the tool interfaces (gpu/tools/): interop_stream under ours (must print
-#                "all ok") and LLVM 19 (reported)
+#   tools        the tool interfaces: interop_stream (ours must print "all ok", LLVM 19
+#                reported), record/replay across runtimes, the profile of overlap.c
 #   all          conformance examples bench sanitize
 # env: GPU_OUT (gpu/out)  OUT (logs, else /tmp/gpu-run)  LLVM19_DIR (folder or .tar.xz)
 #      EXTRA_LIB (/usr/local/nvidia/lib64)  TIMEOUT_S (60)  JOBS (4)  BUDGET_S (540)  FILTER

@@ -4,6 +4,7 @@
 mod bench;
 mod floor;
 mod probe;
+mod run;
 mod suite;
 
 use clap::{Parser, Subcommand};
@@ -26,6 +27,10 @@ struct Cli {
 enum Command {
     /// Lists the plugins and the devices each one drives.
     Info,
+    /// Runs a program on omptarget-rs (no LD_LIBRARY_PATH set-up needed), with a trace
+    /// (--trace FILE, Chrome/Perfetto JSON) and a summary at exit (--summary):
+    /// `omptarget run [--trace FILE] [--summary] -- PROG ARGS`.
+    Run(run::Options),
     /// Runs one benchmark binary under LLVM 19's runtime and ours, alternating, and prints
     /// per-scenario medians and the ratio LLVM/ours.
     Bench(bench::Options),
@@ -84,6 +89,13 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Floor { scenario, reps } => floor(&scenario, reps),
+        Command::Run(options) => match run::run(&options) {
+            Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),
+            Err(e) => {
+                eprintln!("omptarget run: {e}");
+                ExitCode::from(127)
+            }
+        },
         Command::Suite {
             which: SuiteCommand::Run(options),
         } => ExitCode::from(suite::run(options) as u8),

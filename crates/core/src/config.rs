@@ -41,6 +41,11 @@ pub struct Config {
     pub heap_size: usize,
     /// `LIBOMPTARGET_PROFILE` (file name for a profile, unset = none).
     pub profile: Option<String>,
+    /// `LIBOMPTARGET_PROFILE_GRANULARITY` (µs, default 500 as LLVM): shorter host events are
+    /// left out of the profile.
+    pub profile_granularity_us: u64,
+    /// `OMPTARGET_RS_PROFILE_SUMMARY` (file name): the profile's summary table (tab-separated).
+    pub profile_summary: Option<String>,
     /// `LIBOMPTARGET_RECORD` (default false): record every kernel launch (LLVM 19's
     /// record/replay files, `record.rs`).
     pub record: bool,
@@ -107,6 +112,8 @@ impl Default for Config {
             stack_size: 0,
             heap_size: 0,
             profile: None,
+            profile_granularity_us: 500,
+            profile_summary: None,
             record: false,
             record_save_output: false,
             record_memory_gib: None,
@@ -275,7 +282,11 @@ impl Config {
             team_limit: r.int("OMP_TEAM_LIMIT", 0, i32_max).map_or(0, |v| v as i32),
             stack_size: bytes("LIBOMPTARGET_STACK_SIZE", 0),
             heap_size: bytes("LIBOMPTARGET_HEAP_SIZE", 0),
-            profile: (r.get)("LIBOMPTARGET_PROFILE"),
+            profile: (r.get)("LIBOMPTARGET_PROFILE").filter(|p| !p.is_empty()),
+            profile_granularity_us: r
+                .int("LIBOMPTARGET_PROFILE_GRANULARITY", 0, MAX_MILLISECONDS * 1000)
+                .map_or(d.profile_granularity_us, |v| v as u64),
+            profile_summary: (r.get)("OMPTARGET_RS_PROFILE_SUMMARY").filter(|p| !p.is_empty()),
             record: r.flag("LIBOMPTARGET_RECORD", d.record),
             record_save_output: r.flag("LIBOMPTARGET_RR_SAVE_OUTPUT", d.record_save_output),
             record_memory_gib: r

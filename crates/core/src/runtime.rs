@@ -112,6 +112,15 @@ pub fn default_plugins(config: &Config) -> Vec<Arc<dyn Plugin>> {
 impl Runtime {
     pub fn new(config: Config, plugins: Vec<Arc<dyn Plugin>>, host: Box<dyn HostRuntime>) -> Self {
         let n = plugins.len();
+        let tools: Arc<crate::tools::Tools> = Arc::default();
+        if let Some(path) = &config.profile {
+            // LIBOMPTARGET_PROFILE: the profiler listens from the start (devices included).
+            tools.subscribe(Arc::new(crate::tools::profile::Profiler::new(
+                path.clone(),
+                config.profile_summary.clone(),
+                config.profile_granularity_us,
+            )));
+        }
         Self {
             host,
             plugins,
@@ -122,7 +131,7 @@ impl Runtime {
             policy: OnceLock::new(),
             requirements: Requirements::default(),
             info: AtomicU32::new(config.info),
-            tools: Arc::default(),
+            tools,
             host_blocks: Mutex::new(std::collections::HashSet::new()),
             interops: Mutex::new(std::collections::HashSet::new()),
             config,

@@ -84,7 +84,7 @@ fn data_op(
         DataOp::End => ConstructKind::ExitData,
         DataOp::Update => ConstructKind::Update,
     };
-    let region = ompt::begin(rt, &mut ai, kind, nowait);
+    let region = ompt::begin(rt, &mut ai, kind, nowait, loc);
     let r = match op {
         DataOp::Begin => rt.data_begin(&dev, &mut args, &mut ai),
         DataOp::End => rt.data_end(&dev, &args, &mut ai),
@@ -248,7 +248,7 @@ fn target_kernel(
         None
     };
     let mut ai = begin_async(rt, &dev, slot);
-    let region = ompt::begin(rt, &mut ai, ConstructKind::Target, nowait);
+    let region = ompt::begin(rt, &mut ai, ConstructKind::Target, nowait, loc);
     let r = rt.target(&dev, host_ptr as usize, &mut args, &config, &src, &mut ai);
     let r = end_async(ai, slot, r);
     if r.is_ok() {

@@ -9,6 +9,10 @@
 //!   `llvm-omp-kernel-replay-19 --verify` replays each recording under each runtime. Every
 //!   kernel recorded by ours must verify under ours and under LLVM 19, and every kernel
 //!   recorded by LLVM 19 under ours; LLVM's own round trip is reported.
+//! - profile: `overlap` (tests/profile/) under `omptarget run --summary --trace`: the run must
+//!   succeed, and the trace must hold kernels, copies and stream-ordered frees on the device's
+//!   queue lanes; whether operations of different queues overlapped is reported. The trace
+//!   stays in runs.tar.gz (`tools/profile/overlap-trace.json`; scripts/trace_svg.py draws it).
 
 use super::Ctx;
 use super::exec::{self, Job, Ran};
@@ -121,6 +125,132 @@ fn log(ctx: &Ctx, what: &str, r: &Ran) {
 pub fn run(ctx: &Ctx) {
     interop(ctx);
     record_replay(ctx);
+    profile(ctx);
+}
+
+/// A device event of a trace (one event per line, as the runtime writes it).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeviceEvent {
+    pub pid: u64,
+    pub lane: u64,
+    pub start: f64,
+    pub end: f64,
+    pub name: String,
+}
+
+fn number(line: &str, key: &str) -> Option<f64> {
+    let at = line.find(&format!("\"{key}\":"))? + key.len() + 3;
+    let rest = &line[at..];
+    rest[..rest.find([',', '}'])?].parse().ok()
+}
+
+pub fn device_events(trace: &str) -> Vec<DeviceEvent> {
+    trace
+        .lines()
+        .filter(|l| l.contains("\"cat\":\"device\""))
+        .filter_map(|l| {
+            let at = l.find("\"name\":\"")? + 8;
+            let ts = number(l, "ts")?;
+            Some(DeviceEvent {
+                pid: number(l, "pid")? as u64,
+                lane: number(l, "tid")? as u64,
+                start: ts,
+                end: ts + number(l, "dur")?,
+                name: l[at..at + l[at..].find('"')?].to_owned(),
+            })
+        })
+        .collect()
+}
+
+/// Whether two events of one device on different lanes ran at the same time.
+pub fn overlap(events: &[DeviceEvent]) -> bool {
+    events.iter().any(|a| {
+        events
+            .iter()
+            .any(|b| a.pid == b.pid && a.lane != b.lane && a.start < b.end && b.start < a.end)
+    })
+}
+
+/// The lanes (per device) whose name says they are queues, from the trace's metadata.
+fn queue_lanes(trace: &str) -> Vec<(u64, u64)> {
+    trace
+        .lines()
+        .filter(|l| l.contains("\"name\":\"thread_name\",\"args\":{\"name\":\"queue "))
+        .filter_map(|l| Some((number(l, "pid")? as u64, number(l, "tid")? as u64)))
+        .collect()
+}
+
+fn profile(ctx: &Ctx) {
+    let suite = ctx.main_suite();
+    let bin = suite.dir.join("tools").join("overlap");
+    ctx.say("== tools: profile (tests/profile/overlap.c under omptarget run --summary --trace)");
+    if !bin.is_file() {
+        ctx.say("tools: overlap not built");
+        ctx.total("tools profile: FAIL(not built)");
+        ctx.fail();
+        return;
+    }
+    let d = ctx.scratch("profile");
+    let trace = d.join("overlap-trace.json");
+    let args = vec![
+        "run".to_owned(),
+        "--summary".to_owned(),
+        "--trace".to_owned(),
+        trace.display().to_string(),
+        "--".to_owned(),
+        bin.display().to_string(),
+    ];
+    let r = run_in(
+        ctx,
+        &ctx.exe,
+        &args,
+        &[],
+        ctx.o.extra_lib.clone(),
+        &d,
+        "profile",
+    );
+    log(ctx, "overlap under omptarget run --summary --trace", &r);
+    for l in r.stderr.lines().filter(|l| !l.is_empty()).take(24) {
+        ctx.say(format!("   {}", super::text::cut(l, 170)));
+    }
+    let text = std::fs::read_to_string(&trace).unwrap_or_default();
+    let events = device_events(&text);
+    let queues = queue_lanes(&text);
+    let on_queue = |name: &str| {
+        events
+            .iter()
+            .any(|e| e.name.contains(name) && queues.contains(&(e.pid, e.lane)))
+    };
+    let mut why = Vec::new();
+    if !r.status.success() {
+        why.push(format!("exit {}", r.status));
+    }
+    if !r.stdout.contains("check: OK") {
+        why.push("no 'check: OK'".into());
+    }
+    for (what, name) in [
+        ("kernels", "__omp_offloading"),
+        ("copies", "copy "),
+        ("stream-ordered frees", "free"),
+    ] {
+        if !on_queue(name) {
+            why.push(format!("no {what} on a queue lane"));
+        }
+    }
+    let v = if why.is_empty() {
+        "ok".to_owned()
+    } else {
+        format!("FAIL({})", why.join(", "))
+    };
+    if v != "ok" {
+        ctx.fail();
+    }
+    ctx.total(format!(
+        "tools profile: {v}; {} device events on {} queue lanes, operations of different queues overlap: {}",
+        events.len(),
+        queues.len(),
+        if overlap(&events) { "yes" } else { "no" }
+    ));
 }
 
 fn record_replay(ctx: &Ctx) {
@@ -335,6 +465,25 @@ mod tests {
         );
         let bad = "depend + nowait: WRONG (element 1 is 4, expected 3)\nblocking use: ok\nfreed then reused: WRONG (element 0 is 7, expected 3)\n";
         assert_eq!(wrong_results(&ran(Status::Exit(1), bad)), 2);
+    }
+
+    #[test]
+    fn device_events_and_overlap() {
+        let trace = "{\"traceEvents\":[\n\
+{\"pid\":7,\"tid\":1,\"ts\":1.5,\"ph\":\"X\",\"dur\":2.0,\"name\":\"Runtime: target exe\"},\n\
+{\"pid\":701,\"tid\":0,\"ts\":1.000,\"ph\":\"X\",\"dur\":2.000,\"name\":\"copy host to device\",\"cat\":\"device\",\"args\":{\"bytes\":8}},\n\
+{\"pid\":701,\"tid\":1,\"ts\":2.500,\"ph\":\"X\",\"dur\":1.000,\"name\":\"k\",\"cat\":\"device\",\"args\":{}},\n\
+{\"cat\":\"\",\"pid\":701,\"tid\":1,\"ts\":0,\"ph\":\"M\",\"name\":\"thread_name\",\"args\":{\"name\":\"queue 0x5\"}}\n\
+]}";
+        let e = device_events(trace);
+        assert_eq!(e.len(), 2);
+        assert_eq!(
+            (e[0].pid, e[0].lane, e[0].start, e[0].end),
+            (701, 0, 1.0, 3.0)
+        );
+        assert!(overlap(&e), "2.5..3.5 overlaps 1..3 on another lane");
+        assert!(!overlap(&e[..1]));
+        assert_eq!(queue_lanes(trace), vec![(701, 1)]);
     }
 
     #[test]

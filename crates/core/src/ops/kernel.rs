@@ -113,7 +113,7 @@ impl Runtime {
         host_ptr: usize,
         args: &MapArgs<'_>,
         kernel: omptarget_plugin::KernelId,
-        name: &str,
+        name: &'static str,
         config: &LaunchConfig,
         ai: &mut AsyncInfo,
         privates: &mut omptarget_plugin::words::Words<usize>,
@@ -225,7 +225,7 @@ impl Runtime {
             u32::MAX => 1,
             n => n,
         };
-        let submit = ai.submit_begin(backend, queue, requested_teams);
+        let submit = ai.submit_begin(backend, queue, requested_teams, name);
         // A recording device writes the launch's files around it (one atomic load when not).
         let launched = match dev.record_replay() {
             Some(rr) if rr.mode == crate::record::Mode::Record => {

@@ -289,10 +289,11 @@ impl AsyncInfo {
         backend: &dyn omptarget_plugin::Device,
         queue: QueueId,
         requested_teams: u32,
+        kernel: &'static str,
     ) -> Option<crate::tools::SubmitScope> {
         self.tool
             .as_deref_mut()?
-            .submit_begin(backend, Some(queue), requested_teams)
+            .submit_begin(backend, Some(queue), requested_teams, kernel)
     }
 
     /// Ends a kernel submission; `granted_teams` (asked only when traced) is what the device

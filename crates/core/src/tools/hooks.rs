@@ -70,6 +70,7 @@ impl Runtime {
                 self.tools.device_finalize(d.id as i32);
             }
         }
+        self.tools.finish();
     }
 
     /// The tool state of a new AsyncInfo on `dev` (out of line: the hot path has no tool).
@@ -93,6 +94,19 @@ impl Runtime {
         nowait: bool,
         codeptr: usize,
     ) -> Option<Arc<Region>> {
+        self.begin_construct_at(ai, kind, nowait, codeptr, 0)
+    }
+
+    /// [`Runtime::begin_construct`] with the construct's location (`ident_t::psource`, 0 when
+    /// unknown), which profiles name constructs by.
+    pub fn begin_construct_at(
+        &self,
+        ai: &mut AsyncInfo,
+        kind: ConstructKind,
+        nowait: bool,
+        codeptr: usize,
+        loc: usize,
+    ) -> Option<Arc<Region>> {
         if !self.tools.active() {
             return None;
         }
@@ -100,7 +114,9 @@ impl Runtime {
         let tool = ai.tool.get_or_insert_with(|| {
             ToolCtx::new(self.tools.clone(), self.initial_device() as i32, device)
         });
-        let region = self.tools.begin_construct(kind, nowait, device, codeptr);
+        let region = self
+            .tools
+            .begin_construct(kind, nowait, device, codeptr, loc);
         tool.set_region(region.clone());
         Some(region)
     }

@@ -3,7 +3,7 @@
 //! The runtime reports here what it does (devices initialised, images loaded, constructs
 //! begun and ended, device memory allocated, copied and freed, kernels submitted) and, for
 //! devices a tool traces, when each operation ran on the device. Subscribers receive the
-//! events: the OMPT interface (`omptarget-abi`, `entry/ompt.rs`) and, later, a profiler.
+//! events: the OMPT interface (`omptarget-abi`, `entry/ompt/`) and the profiler (`profile.rs`).
 //!
 //! Cost with no subscriber: a construct reads [`Tools::active`] once (one relaxed atomic
 //! load); every hook point inside it tests a field of its `AsyncInfo` that is `None`.
@@ -14,6 +14,7 @@
 //! and `host_op_id` of the EMI callbacks).
 
 mod hooks;
+pub mod profile;
 mod scope;
 
 pub(crate) use scope::ToolCtx;
@@ -69,6 +70,9 @@ pub struct Region {
     /// `task_data`, `target_task_data`), filled by the OMPT subscriber at the begin event.
     pub task: AtomicUsize,
     pub target_task: AtomicUsize,
+    /// The construct's `ident_t` location string (`;file;function;line;col;;`, a C string in
+    /// the program), 0 when unknown.
+    pub loc: usize,
     /// The word a tool owns for this construct (OMPT's `target_data`).
     tool_data: UnsafeCell<u64>,
     /// Whether a tool traces the device (operations get device timestamps).
@@ -115,6 +119,8 @@ pub struct DataOp {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Submit {
     pub requested_teams: u32,
+    /// The kernel's device symbol.
+    pub kernel: &'static str,
     pub id: u64,
     pub tool_data: u64,
 }
@@ -145,6 +151,8 @@ pub enum RecordKind {
     Kernel {
         requested_teams: u32,
         granted_teams: u32,
+        /// The kernel's device symbol.
+        name: &'static str,
     },
 }
 
@@ -158,6 +166,9 @@ pub struct TraceRecord {
     pub end: u64,
     /// The OS thread id (`gettid`) of the thread that issued the operation.
     pub thread_id: u64,
+    /// The queue the operation ran on (a backend queue handle), `None` for operations
+    /// without one (they ran on the calling thread).
+    pub queue: Option<usize>,
     /// The construct's correlation id and tool word, if the operation belongs to one.
     pub region_id: u64,
     pub region_tool_data: u64,
@@ -188,6 +199,9 @@ pub trait Subscriber: Send + Sync {
     /// A traced operation completed (called once its device timestamps are known, which for
     /// queued work is after the queue was synchronised).
     fn record(&self, _record: &TraceRecord) {}
+    /// The last image went away (the program ends, or unloads its last library): every
+    /// device was finalised.
+    fn finish(&self) {}
 }
 
 const SLOTS: usize = 4;
@@ -313,6 +327,7 @@ impl Tools {
         nowait: bool,
         device: i32,
         codeptr: usize,
+        loc: usize,
     ) -> Arc<Region> {
         let region = Arc::new(Region {
             kind,
@@ -322,6 +337,7 @@ impl Tools {
             id: self.next_id(),
             task: AtomicUsize::new(0),
             target_task: AtomicUsize::new(0),
+            loc,
             tool_data: UnsafeCell::new(0),
             traced: self.traced(device),
         });
@@ -339,6 +355,12 @@ impl Tools {
 
     fn record(&self, r: &TraceRecord) {
         self.each(|s| s.record(r));
+    }
+
+    pub(crate) fn finish(&self) {
+        if self.active() {
+            self.each(|s| s.finish());
+        }
     }
 }
 

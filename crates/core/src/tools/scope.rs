@@ -41,13 +41,14 @@ impl Drop for ApiCall {
 
 /// An operation between its begin and end events.
 pub(crate) struct OpScope {
+    queue: Option<usize>,
     op: DataOp,
     pub(crate) start: Option<Timestamp>,
     thread: u64,
 }
 
 /// A kernel submission between its begin and end events.
-pub struct SubmitScope(Submit, Option<Timestamp>, u64);
+pub struct SubmitScope(Submit, Option<Timestamp>, u64, Option<usize>);
 
 /// A traced operation waiting for its device timestamps.
 struct Pending {
@@ -111,7 +112,11 @@ impl ToolCtx {
         } else {
             None
         };
-        OpScope { start, ..scope }
+        OpScope {
+            start,
+            queue: queue.map(|q| q.0),
+            ..scope
+        }
     }
 
     /// Marks the start of a traced operation on `queue` before it is known whether the
@@ -153,6 +158,7 @@ impl ToolCtx {
             op,
             start: None,
             thread: if self.traced { thread_id() } else { 0 },
+            queue: None,
         }
     }
 
@@ -167,6 +173,9 @@ impl ToolCtx {
         if let Some(d) = dst {
             scope.op.dst = d;
         }
+        if scope.queue.is_none() {
+            scope.queue = queue.map(|q| q.0);
+        }
         let end = scope.start.and_then(|_| backend.timestamp(queue).ok());
         let region = self.region.as_deref();
         self.tools
@@ -178,6 +187,7 @@ impl ToolCtx {
                 start: 0,
                 end: 0,
                 thread_id: scope.thread,
+                queue: scope.queue,
                 region_id: region.map_or(0, |r| r.id),
                 region_tool_data: 0,
                 op_id: op.id,
@@ -208,10 +218,12 @@ impl ToolCtx {
         backend: &dyn Backend,
         queue: TimedQueue,
         requested_teams: u32,
+        kernel: &'static str,
     ) -> Option<SubmitScope> {
         let region = self.region.as_deref()?;
         let mut submit = Submit {
             requested_teams,
+            kernel,
             id: self.tools.next_id(),
             tool_data: 0,
         };
@@ -226,6 +238,7 @@ impl ToolCtx {
             submit,
             start,
             if self.traced { thread_id() } else { 0 },
+            queue.map(|q| q.0),
         ))
     }
 
@@ -237,7 +250,7 @@ impl ToolCtx {
         scope: Option<SubmitScope>,
         granted_teams: impl FnOnce() -> u32,
     ) {
-        let Some(SubmitScope(mut submit, start, thread)) = scope else {
+        let Some(SubmitScope(mut submit, start, thread, on)) = scope else {
             return;
         };
         let end = start.and_then(|_| backend.timestamp(queue).ok());
@@ -252,6 +265,7 @@ impl ToolCtx {
                 start: 0,
                 end: 0,
                 thread_id: thread,
+                queue: on,
                 region_id: region.id,
                 region_tool_data: 0,
                 op_id: submit.id,
@@ -259,6 +273,7 @@ impl ToolCtx {
                 kind: RecordKind::Kernel {
                     requested_teams: submit.requested_teams,
                     granted_teams: granted_teams(),
+                    name: submit.kernel,
                 },
             };
             let region = self.region.clone();

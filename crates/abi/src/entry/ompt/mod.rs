@@ -580,11 +580,18 @@ pub(crate) fn begin(
     ai: &mut omptarget_core::AsyncInfo,
     kind: ConstructKind,
     nowait: bool,
+    loc: *const crate::ffi::Ident,
 ) -> Option<Arc<Region>> {
     if !ai.has_tools() {
         return None;
     }
-    rt.begin_construct(ai, kind, nowait, return_address())
+    // SAFETY: a non-null ident_t comes from clang and lives as long as the program.
+    let psource = if loc.is_null() {
+        0
+    } else {
+        unsafe { (*loc).psource as usize }
+    };
+    rt.begin_construct_at(ai, kind, nowait, return_address(), psource)
 }
 
 /// Marks the thread as inside an `omp_target_*` routine for tools, when one listens.

@@ -299,6 +299,7 @@ fn encode(r: &TraceRecord, ids: IdSource) -> RecordOmpt {
         RecordKind::Kernel {
             requested_teams,
             granted_teams,
+            ..
         } => (
             TARGET_SUBMIT,
             RecordUnion {

@@ -44,7 +44,7 @@ pub enum ConstructKind {
 }
 
 /// The kind of a data operation (OMPT's `ompt_target_data_op_t`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum DataOpKind {
     Alloc,
     TransferToDevice,

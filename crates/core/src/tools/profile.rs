@@ -27,10 +27,21 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
 
+/// What a host event's `args.detail` says after the location (formatted when the trace is
+/// written: events are recorded without allocating).
+#[derive(Clone, Copy)]
+enum Detail {
+    Device(i32),
+    Size(usize),
+    Freed(usize),
+    Kernel(&'static str, u32),
+}
+
 /// A host-side scope on a thread.
 struct HostEvent {
     name: &'static str,
-    detail: String,
+    loc: usize,
+    detail: Detail,
     tid: u64,
     start: u64,
     dur: u64,
@@ -40,10 +51,58 @@ struct HostEvent {
 struct DeviceEvent {
     device: i32,
     lane: u32,
-    name: String,
+    kind: RecordKind,
+    /// The construct's location string (0: none).
+    loc: usize,
+    in_construct: bool,
     start: u64,
     dur: u64,
-    args: String,
+}
+
+impl Detail {
+    fn text(self, loc: usize) -> String {
+        let at = psource(loc);
+        match self {
+            Detail::Device(d) => format!("{at}Device={d}"),
+            Detail::Size(b) => format!("{at}Size={b}B"),
+            Detail::Freed(p) => format!("{at}TgtPtr={p:#x}"),
+            Detail::Kernel(k, teams) => format!("{at}Kernel={k};NumTeams={teams}"),
+        }
+    }
+}
+
+/// A device event's name and arguments.
+fn device_text(e: &DeviceEvent) -> (String, String) {
+    let at = if e.in_construct {
+        format!(",\"construct\":{}", json_str(&file_line(e.loc)))
+    } else {
+        String::new()
+    };
+    match &e.kind {
+        RecordKind::DataOp { kind, bytes, .. } => (
+            device_op_name(*kind).to_owned(),
+            format!("\"bytes\":{bytes}{at}"),
+        ),
+        RecordKind::Kernel {
+            requested_teams,
+            granted_teams,
+            name,
+        } => (
+            name.to_string(),
+            format!("\"teams\":{granted_teams},\"requested teams\":{requested_teams}{at}"),
+        ),
+    }
+}
+
+fn device_op_name(kind: DataOpKind) -> &'static str {
+    match kind {
+        DataOpKind::TransferToDevice => "copy host to device",
+        DataOpKind::TransferFromDevice => "copy device to host",
+        DataOpKind::Alloc => "alloc",
+        DataOpKind::Delete => "free",
+        DataOpKind::Associate => "associate",
+        DataOpKind::Disassociate => "disassociate",
+    }
 }
 
 /// What a construct has done so far (between its begin and end events).
@@ -55,6 +114,22 @@ struct Open {
     from_device: u64,
     allocs: u64,
     alloc_bytes: u64,
+}
+
+/// A device operation of the summary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Op {
+    Data(DataOpKind),
+    Kernel(&'static str),
+}
+
+impl Op {
+    fn label(self) -> String {
+        match self {
+            Op::Data(k) => device_op_name(k).to_owned(),
+            Op::Kernel(name) => format!("kernel {name}"),
+        }
+    }
 }
 
 /// Summary rows per (construct kind, `file:line`) and per (device, operation).
@@ -103,7 +178,7 @@ struct State {
     /// (construct kind, file:line) → row.
     constructs: HashMap<(&'static str, String), Row>,
     /// (device, operation) → row (device time).
-    device_ops: HashMap<(i32, String), Row>,
+    device_ops: HashMap<(i32, Op), Row>,
     devices: HashMap<i32, String>,
     lanes: HashMap<Lane, u32>,
     threads: Vec<u64>,
@@ -220,7 +295,16 @@ impl Profiler {
         }
     }
 
-    fn host_event(&self, s: &mut State, name: &'static str, detail: String, tid: u64, start: u64) {
+    #[allow(clippy::too_many_arguments)]
+    fn host_event(
+        &self,
+        s: &mut State,
+        name: &'static str,
+        loc: usize,
+        detail: Detail,
+        tid: u64,
+        start: u64,
+    ) {
         let end = host_clock_ns();
         let dur = end.saturating_sub(start);
         let t = s.totals.entry(name).or_insert((0, 0));
@@ -232,6 +316,7 @@ impl Profiler {
         if dur >= self.granularity_ns {
             s.host.push(HostEvent {
                 name,
+                loc,
                 detail,
                 tid,
                 start,
@@ -252,7 +337,7 @@ impl Profiler {
         let mut d: DeviceRows = s
             .device_ops
             .iter()
-            .map(|(k, r)| (k.clone(), r.clone()))
+            .map(|(k, r)| ((k.0, k.1.label()), r.clone()))
             .collect();
         d.sort_by(|a, b| b.1.total_ns.cmp(&a.1.total_ns).then(a.0.cmp(&b.0)));
         (c, d)
@@ -280,15 +365,18 @@ impl Profiler {
                 us(e.dur),
                 json_str(e.name)
             );
-            if !e.detail.is_empty() {
-                let _ = write!(ev, ",\"args\":{{\"detail\":{}}}", json_str(&e.detail));
-            }
+            let _ = write!(
+                ev,
+                ",\"args\":{{\"detail\":{}}}",
+                json_str(&e.detail.text(e.loc))
+            );
             ev.push('}');
             push(&mut out, ev);
         }
         // Devices are processes after the host's, one lane (thread) per queue.
         let device_pid = |d: i32| u64::from(pid) * 100 + 1 + d.max(0) as u64;
         for e in &s.device {
+            let (name, args) = device_text(e);
             push(
                 &mut out,
                 format!(
@@ -297,8 +385,8 @@ impl Profiler {
                     e.lane,
                     us(rel(e.start)),
                     us(e.dur),
-                    json_str(&e.name),
-                    e.args
+                    json_str(&name),
+                    args
                 ),
             );
         }
@@ -473,8 +561,14 @@ impl Subscriber for Profiler {
                     ConstructKind::Target => "Runtime: target exe",
                     _ => "Runtime: Data Copy",
                 };
-                let detail = format!("{}Device={}", psource(region.loc), region.device);
-                self.host_event(&mut s, name, detail, o.tid, o.start);
+                self.host_event(
+                    &mut s,
+                    name,
+                    region.loc,
+                    Detail::Device(region.device),
+                    o.tid,
+                    o.start,
+                );
                 let row = s
                     .constructs
                     .entry((
@@ -505,10 +599,10 @@ impl Subscriber for Profiler {
                 let loc = region.map_or(0, |r| r.loc);
                 let detail = match op.kind {
                     // A free names the device address, not a size.
-                    DataOpKind::Delete => format!("{}TgtPtr={:#x}", psource(loc), op.src),
-                    _ => format!("{}Size={}B", psource(loc), op.bytes),
+                    DataOpKind::Delete => Detail::Freed(op.src),
+                    _ => Detail::Size(op.bytes),
                 };
-                self.host_event(&mut s, op_name(op.kind), detail, tid, start);
+                self.host_event(&mut s, op_name(op.kind), loc, detail, tid, start);
                 let key = match region {
                     Some(r) => {
                         if let Some(o) = s.open_constructs.get_mut(&r.id) {
@@ -553,13 +647,8 @@ impl Subscriber for Profiler {
             }
             Endpoint::End => {
                 if let Some((start, tid)) = s.open_submits.remove(&submit.id) {
-                    let detail = format!(
-                        "{}Kernel={};NumTeams={}",
-                        psource(region.loc),
-                        submit.kernel,
-                        submit.requested_teams
-                    );
-                    self.host_event(&mut s, "Kernel Target", detail, tid, start);
+                    let detail = Detail::Kernel(submit.kernel, submit.requested_teams);
+                    self.host_event(&mut s, "Kernel Target", region.loc, detail, tid, start);
                 }
             }
         }
@@ -581,57 +670,30 @@ impl Subscriber for Profiler {
             ))
             .or_insert(n);
         let loc = s.locations.get(&r.region_id).copied().unwrap_or(0);
-        let at = if r.region_id == 0 {
-            String::new()
-        } else {
-            format!(",\"construct\":{}", json_str(&file_line(loc)))
-        };
-        let (name, args, bytes, op) = match &r.kind {
-            RecordKind::DataOp { kind, bytes, .. } => {
-                let name = match kind {
-                    DataOpKind::TransferToDevice => "copy host to device",
-                    DataOpKind::TransferFromDevice => "copy device to host",
-                    DataOpKind::Alloc => "alloc",
-                    DataOpKind::Delete => "free",
-                    DataOpKind::Associate => "associate",
-                    DataOpKind::Disassociate => "disassociate",
-                };
-                (
-                    name.to_owned(),
-                    format!("\"bytes\":{bytes}{at}"),
-                    *bytes as u64,
-                    name.to_owned(),
-                )
-            }
-            RecordKind::Kernel {
-                requested_teams,
-                granted_teams,
-                name,
-            } => (
-                name.to_string(),
-                format!("\"teams\":{granted_teams},\"requested teams\":{requested_teams}{at}"),
-                0,
-                format!("kernel {name}"),
-            ),
-        };
         let dur = r.end.saturating_sub(r.start);
+        let (op, bytes) = match &r.kind {
+            RecordKind::DataOp { kind, bytes, .. } => (Op::Data(*kind), *bytes as u64),
+            RecordKind::Kernel { name, .. } => (Op::Kernel(name), 0),
+        };
         let row = s.device_ops.entry((r.device, op)).or_default();
         row.add(dur);
-        if name == "copy host to device" {
-            row.to_device += bytes;
-        } else if name == "copy device to host" {
-            row.from_device += bytes;
-        } else if name == "alloc" {
-            row.allocs += 1;
-            row.alloc_bytes += bytes;
+        match op {
+            Op::Data(DataOpKind::TransferToDevice) => row.to_device += bytes,
+            Op::Data(DataOpKind::TransferFromDevice) => row.from_device += bytes,
+            Op::Data(DataOpKind::Alloc) => {
+                row.allocs += 1;
+                row.alloc_bytes += bytes;
+            }
+            _ => {}
         }
         s.device.push(DeviceEvent {
             device: r.device,
             lane,
-            name,
+            kind: r.kind.clone(),
+            loc,
+            in_construct: r.region_id != 0,
             start: r.start,
             dur,
-            args,
         });
     }
 

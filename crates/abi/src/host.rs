@@ -215,7 +215,17 @@ pub fn defer(
     deps: *mut libc::c_void,
     work: Deferred,
 ) -> Result<(), Deferred> {
-    let t = tasking();
+    defer_with(tasking(), loc, gtid, ndeps, deps, work)
+}
+
+fn defer_with(
+    t: &Tasking,
+    loc: *const libc::c_void,
+    gtid: i32,
+    ndeps: i32,
+    deps: *mut libc::c_void,
+    work: Deferred,
+) -> Result<(), Deferred> {
     let (Some(alloc), Some(spawn)) = (t.task_alloc, t.task_with_deps) else {
         return Err(work);
     };
@@ -256,4 +266,85 @@ pub fn defer(
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    /// libomp 19's tasking entry points, from its own library (the test binary does not link
+    /// it): a deferred task runs its work once, by the taskwait at the latest, with a
+    /// dependence that a later task waits for.
+    #[test]
+    fn deferred_work_runs_as_a_libomp_task_with_dependences() {
+        // SAFETY: loading libomp and looking up its entry points by name; each non-null
+        // result has the signature its type names.
+        unsafe {
+            let h = libc::dlopen(
+                c"/usr/lib/llvm-19/lib/libomp.so.5".as_ptr(),
+                libc::RTLD_NOW | libc::RTLD_GLOBAL,
+            );
+            assert!(!h.is_null(), "libomp-19-dev provides libomp.so.5");
+            let sym = |n: &CStr| libc::dlsym(h, n.as_ptr());
+            let t = Tasking {
+                global_thread_num: Some(std::mem::transmute::<*mut libc::c_void, GlobalThreadNum>(
+                    sym(c"__kmpc_global_thread_num"),
+                )),
+                wait_deps: Some(std::mem::transmute::<*mut libc::c_void, WaitDeps>(sym(
+                    c"__kmpc_omp_wait_deps",
+                ))),
+                async_handle: None,
+                in_explicit_task: None,
+                task_alloc: Some(std::mem::transmute::<*mut libc::c_void, TaskAlloc>(sym(
+                    c"__kmpc_omp_task_alloc",
+                ))),
+                task_with_deps: Some(std::mem::transmute::<*mut libc::c_void, TaskWithDeps>(sym(
+                    c"__kmpc_omp_task_with_deps",
+                ))),
+            };
+            type Taskwait = unsafe extern "C" fn(*const libc::c_void, i32) -> i32;
+            let taskwait =
+                std::mem::transmute::<*mut libc::c_void, Taskwait>(sym(c"__kmpc_omp_taskwait"));
+            let gtid = (t.global_thread_num.unwrap())(std::ptr::null());
+            let order = Arc::new(AtomicU32::new(0));
+            let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+            let x = 0u64;
+            // kmp_depend_info_t {base_addr, len, flags}: out (bit 1) on x, then in (bit 0).
+            let mut out_dep = DependInfo {
+                base_addr: &x as *const u64 as isize,
+                len: 8,
+                flags: 3,
+            };
+            let mut in_dep = DependInfo {
+                base_addr: &x as *const u64 as isize,
+                len: 8,
+                flags: 1,
+            };
+            for (dep, want) in [(&mut out_dep, 0), (&mut in_dep, 1)] {
+                let (o, seen) = (order.clone(), seen.clone());
+                let r = defer_with(
+                    &t,
+                    std::ptr::null(),
+                    gtid,
+                    1,
+                    (dep as *mut DependInfo).cast(),
+                    Box::new(move || {
+                        seen.lock()
+                            .unwrap()
+                            .push((o.fetch_add(1, Ordering::SeqCst), want));
+                    }),
+                );
+                assert!(r.is_ok());
+            }
+            taskwait(std::ptr::null(), gtid);
+            assert_eq!(order.load(Ordering::SeqCst), 2, "both tasks ran");
+            assert_eq!(
+                *seen.lock().unwrap(),
+                [(0, 0), (1, 1)],
+                "in dependence order"
+            );
+        }
+    }
 }

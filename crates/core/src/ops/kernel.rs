@@ -226,33 +226,22 @@ impl Runtime {
             n => n,
         };
         let submit = ai.submit_begin(backend, queue, requested_teams, name);
-        // A recording device writes the launch's files around it (one atomic load when not).
-        let launched = match dev.record_replay() {
-            Some(rr) if rr.mode == crate::record::Mode::Record => {
-                let r = self.launch_recorded(
-                    dev,
-                    host_ptr,
-                    kernel,
-                    name,
-                    words.as_slice(),
-                    config,
-                    rr,
-                    ai,
-                );
-                ai.submit_end(backend, queue, submit, || {
-                    backend.describe_launch(kernel, config).0
-                });
-                if info & crate::config::info::KERNEL_GEOMETRY != 0 {
-                    let (blocks, threads, mode) = backend.describe_launch(kernel, config);
-                    trace::launch(info, dev.id, name, blocks, threads, mode);
-                }
-                if r.is_err() {
-                    report(format_args!("Executing target region abort target."));
-                }
-                return r;
-            }
-            _ => backend.launch(kernel, words.as_slice(), config, queue),
-        };
+        // A recording device writes the launch's files around it: one atomic load when not,
+        // and the recording path stays out of line (inlined here it slowed every region).
+        if let Some(rr) = dev.record_replay() {
+            return self.launch_maybe_recorded(
+                dev,
+                host_ptr,
+                kernel,
+                name,
+                words.as_slice(),
+                config,
+                rr,
+                ai,
+                submit,
+            );
+        }
+        let launched = backend.launch(kernel, words.as_slice(), config, queue);
         ai.submit_end(backend, queue, submit, || {
             backend.describe_launch(kernel, config).0
         });
@@ -271,6 +260,50 @@ impl Runtime {
             });
         }
         Ok(())
+    }
+
+    /// The launch of a device that records or replays (`record.rs`): a recording writes its
+    /// files around the launch; a replaying device launches as usual.
+    #[cold]
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn launch_maybe_recorded(
+        &self,
+        dev: &Device,
+        host_ptr: usize,
+        kernel: omptarget_plugin::KernelId,
+        name: &'static str,
+        words: &[usize],
+        config: &LaunchConfig,
+        rr: &crate::record::RecordReplay,
+        ai: &mut AsyncInfo,
+        submit: Option<crate::tools::SubmitScope>,
+    ) -> Result<()> {
+        let info = self.info_level();
+        let backend = dev.backend()?;
+        let queue = ai.queue()?;
+        let r = if rr.mode == crate::record::Mode::Record {
+            self.launch_recorded(dev, host_ptr, kernel, name, words, config, rr, ai)
+        } else {
+            backend
+                .launch(kernel, words, config, queue)
+                .map_err(|source| Error::Device {
+                    device: dev.id,
+                    what: "launching a kernel",
+                    source,
+                })
+        };
+        ai.submit_end(backend, queue, submit, || {
+            backend.describe_launch(kernel, config).0
+        });
+        if info & crate::config::info::KERNEL_GEOMETRY != 0 {
+            let (blocks, threads, mode) = backend.describe_launch(kernel, config);
+            trace::launch(info, dev.id, name, blocks, threads, mode);
+        }
+        if r.is_err() {
+            report(format_args!("Executing target region abort target."));
+        }
+        r
     }
 
     /// Copies the packed first-private data of a region into one device block (LLVM's

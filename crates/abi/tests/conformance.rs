@@ -1,7 +1,12 @@
-//! The C/C++ conformance suite: every program under `tests/c/` is compiled with clang-19 for
-//! the x86_64 host device and run under our `libomptarget.so.19.1` and under LLVM 19's (the
-//! oracle, from libomp-19-dev). Exit status and stdout must agree; where a program carries
-//! `// STDERR`, stderr must agree too after addresses are normalised.
+//! The C/C++ conformance suite: every program under `tests/c/` is compiled for the x86_64 host
+//! device by each compiler and run under our library and under that compiler's own LLVM runtime
+//! (the oracle):
+//! - clang-19, run under our `libomptarget.so.19.1` and LLVM 19's (from libomp-19-dev);
+//! - clang-22, run under our library named `libomptarget.so.22.1` (the same file) and LLVM 22's
+//!   (unpacked into `build/llvm22` by `scripts/llvm22.sh`).
+//!
+//! Exit status and stdout must agree; where a program carries `// STDERR`, stderr must agree
+//! too after addresses are normalised.
 //!
 //! Each run records the dynamic loader's trace (`LD_DEBUG=libs`) and the harness checks that
 //! the intended library was the one initialised, so a run can never silently use the other.
@@ -10,31 +15,82 @@
 //! - `// ENV: A=1 B=2`        environment for both runs
 //! - `// STDERR`              compare stderr too
 //! - `// SHARED-LIB: x_lib.c` build `tests/c/x_lib.c` as a shared library and link it (a
-//!   source named by such a directive is not a test itself)
+//!   source named by such a directive is not a test itself); `// SHARED-LIB: x_lib.c clang19`
+//!   builds the library with that compiler whatever the program's is
 //! - `// ARGS: ...`           command-line arguments
 //! - `// HOST-ONLY: why`      run here, left out of GPU builds by gpu/build.sh (what the program
 //!   compares belongs to the host device, such as its allocator's address reuse)
 //! - `// CFLAGS: -g`          extra compiler flags (after the harness's own `-g0`; sources are
 //!   compiled by absolute path, so `-g` puts the full path into clang's location strings)
-//! - `// DIVERGENCE: why`     LLVM 19 contradicts the specification here: our output must equal
-//!   `NAME.expected` (the specified result) and LLVM's must differ from it (docs/DIVERGENCES.md)
-//! - `// STATUS: signal 6`    with DIVERGENCE: the exit status ours must have (default `exit 0`;
-//!   an abort is `signal 6`),
-//!   for bad input that LLVM 19 crashes on and we refuse with a fatal error
-//! - `// OURS-STDERR: text`   our stderr (addresses normalised) must contain this line: the
-//!   message that says why, where LLVM 19 prints nothing useful (repeatable); a text ending in
-//!   `...` asks for a line that starts with what comes before (the rest names the device)
-//! - `// EXTENSION: why`      a feature LLVM 19 lacks (OMPT device tracing): checked as a
+//! - `// ONLY: clang22`       the program is built and run for that compiler only (it uses
+//!   what the other lacks); several names may follow
+//! - `// DIVERGENCE: why`     the LLVM runtime contradicts the specification here: our output
+//!   must equal `NAME.expected` (the specified result) and LLVM's must differ from it
+//!   (docs/DIVERGENCES.md). `// DIVERGENCE(clang19): why` limits it to one compiler's oracle;
+//!   `NAME.clang22.expected`, when present, is that compiler's expected output
+//! - `// EXTENSION: why`      a feature LLVM lacks (OMPT device tracing): checked as a
 //!   divergence (ours prints `NAME.expected`, LLVM does not)
 //! - `// TOOL: x_tool.c`      build `tests/c/x_tool.c` as an OMPT tool library and load it in both
 //!   runs through `OMP_TOOL_LIBRARIES` (a source named by such a directive is not a test itself)
+//! - `// ORACLE: llvm22 (why)` run the LLVM side under LLVM 22's runtime installed under both
+//!   names (`build/llvm22/both`), whatever the compiler: for a program and a library built by
+//!   different compilers, which need both names in one process. LLVM 22's runtime reads clang
+//!   19's images too; LLVM 19's cannot read clang 22's.
+//! - `// STATUS: signal 6`    with DIVERGENCE: the exit status ours must have (default `exit 0`;
+//!   an abort is `signal 6`), for bad input that LLVM crashes on and we refuse with a fatal error
+//! - `// OURS-STDERR: text`   our stderr (addresses normalised) must contain this line: the
+//!   message that says why, where LLVM prints nothing useful (repeatable); a text ending in
+//!   `...` asks for a line that starts with what comes before (the rest names the device)
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
 
-const LLVM_LIB: &str = "/usr/lib/llvm-19/lib";
+/// A compiler and the LLVM runtime that shipped with it.
+#[derive(Debug)]
+struct Oracle {
+    /// `clang19`, `clang22`: the name directives use.
+    name: &'static str,
+    cc: &'static str,
+    cxx: &'static str,
+    /// The library name the compiler's programs need.
+    soname: &'static str,
+    /// Extra compile flags (LLVM 22's headers and link-time library folder).
+    flags: Vec<String>,
+    /// The folder holding LLVM's runtime under `soname`.
+    llvm_lib: PathBuf,
+}
+
+/// LLVM 22's runtime under both names (`ORACLE: llvm22`), made by scripts/llvm22.sh.
+fn llvm22_both(root: &Path) -> PathBuf {
+    root.join("build/llvm22/both")
+}
+
+fn oracles(root: &Path) -> Vec<Oracle> {
+    let llvm22 = root.join("build/llvm22");
+    vec![
+        Oracle {
+            name: "clang19",
+            cc: "clang-19",
+            cxx: "clang++-19",
+            soname: "libomptarget.so.19.1",
+            flags: Vec::new(),
+            llvm_lib: PathBuf::from("/usr/lib/llvm-19/lib"),
+        },
+        Oracle {
+            name: "clang22",
+            cc: "clang-22",
+            cxx: "clang++-22",
+            soname: "libomptarget.so.22.1",
+            flags: vec![
+                format!("-I{}", llvm22.join("include").display()),
+                format!("-L{}", llvm22.join("lib").display()),
+            ],
+            llvm_lib: llvm22.join("lib"),
+        },
+    ]
+}
 
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -63,9 +119,13 @@ fn our_lib_dir() -> PathBuf {
     );
     let dir = profile_dir.join("conformance-lib");
     std::fs::create_dir_all(&dir).unwrap();
-    let link = dir.join("libomptarget.so.19.1");
-    let _ = std::fs::remove_file(&link);
-    std::os::unix::fs::symlink(&lib, &link).unwrap();
+    // One file under both names: a process whose program and libraries need different names
+    // loads it once (the dynamic loader recognises the file).
+    for name in ["libomptarget.so.19.1", "libomptarget.so.22.1"] {
+        let link = dir.join(name);
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(&lib, &link).unwrap();
+    }
     dir
 }
 
@@ -74,12 +134,28 @@ struct Directives {
     env: Vec<(String, String)>,
     stderr: bool,
     shared_lib: Option<String>,
+    /// The compiler the shared library must be built with, if not the program's.
+    shared_lib_compiler: Option<String>,
     args: Vec<String>,
     cflags: Vec<String>,
-    divergence: Option<String>,
+    /// (compiler it is limited to, why)
+    divergence: Option<(Option<String>, String)>,
+    only: Vec<String>,
+    /// Run the LLVM side under LLVM 22's runtime serving both names.
+    llvm22_for_both: bool,
+    tool: Option<String>,
     status: Option<String>,
     ours_stderr: Vec<String>,
-    tool: Option<String>,
+}
+
+impl Directives {
+    fn divergence_for(&self, oracle: &str) -> Option<&str> {
+        match &self.divergence {
+            Some((None, why)) => Some(why),
+            Some((Some(o), why)) if o == oracle => Some(why),
+            _ => None,
+        }
+    }
 }
 
 fn directives(src: &str) -> Directives {
@@ -98,48 +174,60 @@ fn directives(src: &str) -> Directives {
         } else if line == "STDERR" {
             d.stderr = true;
         } else if let Some(rest) = line.strip_prefix("SHARED-LIB:") {
-            d.shared_lib = Some(rest.trim().into());
+            let mut words = rest.split_whitespace();
+            d.shared_lib = words.next().map(String::from);
+            d.shared_lib_compiler = words.next().map(String::from);
         } else if let Some(rest) = line.strip_prefix("ARGS:") {
             d.args = rest.split_whitespace().map(String::from).collect();
         } else if let Some(rest) = line.strip_prefix("CFLAGS:") {
             d.cflags = rest.split_whitespace().map(String::from).collect();
         } else if let Some(rest) = line.strip_prefix("DIVERGENCE:") {
-            d.divergence = Some(rest.trim().into());
+            d.divergence = Some((None, rest.trim().into()));
+        } else if let Some(rest) = line.strip_prefix("DIVERGENCE(")
+            && let Some((oracle, why)) = rest.split_once("):")
+        {
+            d.divergence = Some((Some(oracle.trim().into()), why.trim().into()));
+        } else if let Some(rest) = line.strip_prefix("ONLY:") {
+            d.only = rest.split_whitespace().map(String::from).collect();
         } else if let Some(rest) = line.strip_prefix("STATUS:") {
             d.status = Some(rest.trim().into());
         } else if let Some(rest) = line.strip_prefix("OURS-STDERR:") {
             d.ours_stderr.push(rest.trim().into());
         } else if let Some(rest) = line.strip_prefix("EXTENSION:") {
-            d.divergence = Some(format!("an extension LLVM 19 lacks: {}", rest.trim()));
+            d.divergence = Some((None, format!("an extension LLVM lacks: {}", rest.trim())));
         } else if let Some(rest) = line.strip_prefix("TOOL:") {
             d.tool = Some(rest.trim().into());
+        } else if let Some(rest) = line.strip_prefix("ORACLE:") {
+            d.llvm22_for_both = rest.split_whitespace().next() == Some("llvm22");
         }
     }
     d
 }
 
-fn clang_for(path: &Path) -> &'static str {
+fn clang_for(oracle: &Oracle, path: &Path) -> &'static str {
     if path.extension().is_some_and(|e| e == "cpp") {
-        "clang++-19"
+        oracle.cxx
     } else {
-        "clang-19"
+        oracle.cc
     }
 }
 
-fn compile(src: &Path, out: &Path, extra: &[String]) -> Result<(), String> {
-    let output = Command::new(clang_for(src))
+fn compile(oracle: &Oracle, src: &Path, out: &Path, extra: &[String]) -> Result<(), String> {
+    let cc = clang_for(oracle, src);
+    let output = Command::new(cc)
         .args([
             "-fopenmp",
             "-fopenmp-targets=x86_64-pc-linux-gnu",
             "-O1",
             "-g0",
         ])
+        .args(&oracle.flags)
         .arg(src)
         .arg("-o")
         .arg(out)
         .args(extra)
         .output()
-        .map_err(|e| format!("cannot run {}: {e} (install clang-19)", clang_for(src)))?;
+        .map_err(|e| format!("cannot run {cc}: {e} (scripts/deps.sh installs it)"))?;
     if !output.status.success() {
         return Err(format!(
             "compiling {} failed:\n{}",
@@ -180,7 +268,13 @@ fn normalise(s: &str) -> String {
     out
 }
 
-fn run(exe: &Path, lib_dir: &Path, d: &Directives, trace: &Path) -> Result<Outcome, String> {
+fn run(
+    exe: &Path,
+    lib_dir: &Path,
+    ours: bool,
+    d: &Directives,
+    trace: &Path,
+) -> Result<Outcome, String> {
     let mut cmd = Command::new(exe);
     cmd.args(&d.args)
         .env("LD_LIBRARY_PATH", lib_dir)
@@ -194,7 +288,7 @@ fn run(exe: &Path, lib_dir: &Path, d: &Directives, trace: &Path) -> Result<Outco
     // CONFORMANCE_OURS_PRELOAD: preloaded into runs under ours only (the sanitizer runtime an
     // instrumented build of ours needs; LLVM's runs stay as they are).
     if let Some(preload) = std::env::var_os("CONFORMANCE_OURS_PRELOAD")
-        && !lib_dir.starts_with(LLVM_LIB)
+        && ours
     {
         cmd.env("LD_PRELOAD", preload);
     }
@@ -217,6 +311,7 @@ fn run(exe: &Path, lib_dir: &Path, d: &Directives, trace: &Path) -> Result<Outco
 }
 
 /// Which libomptarget the dynamic loader initialised, from the `LD_DEBUG` trace files.
+/// A process that needs both names initialises one file once, under the first name.
 fn loaded_library(trace_prefix: &Path) -> Option<PathBuf> {
     let dir = trace_prefix.parent()?;
     let stem = trace_prefix.file_name()?.to_str()?.to_owned();
@@ -229,7 +324,8 @@ fn loaded_library(trace_prefix: &Path) -> Option<PathBuf> {
         let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
         for line in text.lines() {
             if let Some(p) = line.split("calling init: ").nth(1)
-                && p.trim().ends_with("libomptarget.so.19.1")
+                && (p.trim().ends_with("libomptarget.so.19.1")
+                    || p.trim().ends_with("libomptarget.so.22.1"))
             {
                 found = Some(PathBuf::from(p.trim()));
             }
@@ -258,7 +354,7 @@ fn compile_tool(src: &Path, out: &Path) -> Result<(), String> {
     Ok(())
 }
 
-fn check_program(src: &Path, build: &Path, ours: &Path) -> Result<(), String> {
+fn check_program(oracle: &Oracle, src: &Path, build: &Path, ours: &Path) -> Result<(), String> {
     let text = std::fs::read_to_string(src).map_err(|e| e.to_string())?;
     let mut d = directives(&text);
     let stem = src.file_stem().unwrap().to_string_lossy().into_owned();
@@ -279,7 +375,23 @@ fn check_program(src: &Path, build: &Path, ours: &Path) -> Result<(), String> {
             .to_string_lossy()
             .into_owned();
         let so = build.join(format!("lib{lib_name}.so"));
-        compile(&lib_src, &so, &["-shared".into(), "-fPIC".into()])?;
+        let root = repo_root();
+        let lib_oracle = match &d.shared_lib_compiler {
+            Some(name) => oracles(&root)
+                .into_iter()
+                .find(|o| &o.name == name)
+                .ok_or_else(|| format!("{stem}: unknown compiler {name} in SHARED-LIB"))?,
+            None => oracles(&root)
+                .into_iter()
+                .find(|o| o.name == oracle.name)
+                .expect("the oracle is one of the list"),
+        };
+        compile(
+            &lib_oracle,
+            &lib_src,
+            &so,
+            &["-shared".into(), "-fPIC".into()],
+        )?;
         extra.extend([
             format!("-L{}", build.display()),
             format!("-l{lib_name}"),
@@ -287,15 +399,11 @@ fn check_program(src: &Path, build: &Path, ours: &Path) -> Result<(), String> {
         ]);
     }
     extra.extend(d.cflags.iter().cloned());
-    compile(src, &exe, &extra)?;
+    compile(oracle, src, &exe, &extra)?;
 
     let trace_ours = build.join(format!("{stem}.ours.trace"));
-    let trace_llvm = build.join(format!("{stem}.llvm.trace"));
-    let ours_out = run(&exe, ours, &d, &trace_ours)?;
-    let llvm_out = run(&exe, Path::new(LLVM_LIB), &d, &trace_llvm)?;
-
+    let ours_out = run(&exe, ours, true, &d, &trace_ours)?;
     let ours_lib = loaded_library(&trace_ours);
-    let llvm_lib = loaded_library(&trace_llvm);
     match &ours_lib {
         Some(p) if p.starts_with(ours) => {}
         other => {
@@ -305,21 +413,44 @@ fn check_program(src: &Path, build: &Path, ours: &Path) -> Result<(), String> {
             ));
         }
     }
-    match &llvm_lib {
-        Some(p) if p.starts_with(LLVM_LIB) => {}
-        other => {
-            return Err(format!(
-                "{stem}: the LLVM run loaded {other:?}, not {LLVM_LIB}"
-            ));
-        }
-    }
-
     let describe = |o: &Outcome| {
         format!(
             "  status: {}\n  stdout:\n{}\n  stderr:\n{}",
             o.status, o.stdout, o.stderr
         )
     };
+    let expected = || {
+        let specific = src.with_extension(format!("{}.expected", oracle.name));
+        let path = if specific.exists() {
+            specific
+        } else {
+            src.with_extension("expected")
+        };
+        std::fs::read_to_string(&path).map_err(|e| {
+            format!(
+                "{stem}: the expected output {} is missing: {e}",
+                path.display()
+            )
+        })
+    };
+    let llvm_dir = if d.llvm22_for_both {
+        llvm22_both(&repo_root())
+    } else {
+        oracle.llvm_lib.clone()
+    };
+    let trace_llvm = build.join(format!("{stem}.llvm.trace"));
+    let llvm_out = run(&exe, &llvm_dir, false, &d, &trace_llvm)?;
+    let llvm_lib = loaded_library(&trace_llvm);
+    match &llvm_lib {
+        Some(p) if p.starts_with(&llvm_dir) => {}
+        other => {
+            return Err(format!(
+                "{stem}: the LLVM run loaded {other:?}, not {}",
+                llvm_dir.display()
+            ));
+        }
+    }
+
     for line in &d.ours_stderr {
         let matches = |l: &str| match line.strip_suffix("...") {
             Some(prefix) => l.starts_with(prefix),
@@ -332,11 +463,9 @@ fn check_program(src: &Path, build: &Path, ours: &Path) -> Result<(), String> {
             ));
         }
     }
-    if let Some(why) = &d.divergence {
-        // The specification's result is recorded; ours must produce it and LLVM 19 must not.
-        let expected_path = src.with_extension("expected");
-        let expected = std::fs::read_to_string(&expected_path)
-            .map_err(|e| format!("{stem}: DIVERGENCE needs {}: {e}", expected_path.display()))?;
+    if let Some(why) = d.divergence_for(oracle.name) {
+        // The specification's result is recorded; ours must produce it and LLVM must not.
+        let expected = expected()?;
         let status = d.status.as_deref().unwrap_or("exit 0");
         if ours_out.stdout != expected || ours_out.status != status {
             return Err(format!(
@@ -346,7 +475,8 @@ fn check_program(src: &Path, build: &Path, ours: &Path) -> Result<(), String> {
         }
         if llvm_out.stdout == expected && llvm_out.status == status {
             return Err(format!(
-                "{stem}: marked as an LLVM divergence, but LLVM 19 now agrees: remove the mark"
+                "{stem}: marked as an LLVM divergence, but {}'s runtime now agrees: remove the mark",
+                oracle.name
             ));
         }
         return Ok(());
@@ -356,25 +486,42 @@ fn check_program(src: &Path, build: &Path, ours: &Path) -> Result<(), String> {
         && (!d.stderr || ours_out.stderr == llvm_out.stderr);
     if !same {
         return Err(format!(
-            "{stem}: outputs differ\n--- ours\n{}\n--- LLVM 19\n{}",
+            "{stem}: outputs differ\n--- ours\n{}\n--- LLVM ({})\n{}",
             describe(&ours_out),
+            oracle.name,
             describe(&llvm_out)
         ));
     }
     Ok(())
 }
 
+/// Every program, built by each compiler, agrees with that compiler's LLVM runtime.
+/// `CONFORMANCE_FILTER=substr` keeps programs whose name contains it; `CONFORMANCE_ORACLE=clang22`
+/// keeps one compiler.
 #[test]
-fn c_programs_agree_with_llvm19() {
+fn c_programs_agree_with_llvm() {
     let root = repo_root();
     let tests_dir = root.join("tests/c");
     let ours = our_lib_dir();
-    let build = ours.parent().unwrap().join("conformance-build");
-    std::fs::create_dir_all(&build).unwrap();
+    let only_oracle = std::env::var("CONFORMANCE_ORACLE").unwrap_or_default();
+    let oracles: Vec<Oracle> = oracles(&root)
+        .into_iter()
+        .filter(|o| only_oracle.is_empty() || o.name == only_oracle)
+        .collect();
+    assert!(!oracles.is_empty(), "no oracle named {only_oracle}");
     assert!(
-        Path::new(LLVM_LIB).join("libomptarget.so.19.1").exists(),
-        "LLVM 19's runtime is missing: apt-get install libomp-19-dev"
+        llvm22_both(&root).join("libomptarget.so.19.1").exists(),
+        "{} is missing: run scripts/deps.sh",
+        llvm22_both(&root).display()
     );
+    for o in &oracles {
+        assert!(
+            o.llvm_lib.join(o.soname).exists(),
+            "{}'s LLVM runtime {} is missing: run scripts/deps.sh",
+            o.name,
+            o.llvm_lib.join(o.soname).display()
+        );
+    }
     let filter = std::env::var("CONFORMANCE_FILTER").unwrap_or_default();
     let sources: Vec<PathBuf> = std::fs::read_dir(&tests_dir)
         .unwrap()
@@ -406,9 +553,26 @@ fn c_programs_agree_with_llvm19() {
         "no programs under {}",
         tests_dir.display()
     );
+    // (oracle index, program), each built into the oracle's own folder.
+    let mut jobs: Vec<(usize, PathBuf)> = Vec::new();
+    for (i, o) in oracles.iter().enumerate() {
+        let build = ours
+            .parent()
+            .unwrap()
+            .join("conformance-build")
+            .join(o.name);
+        std::fs::create_dir_all(&build).unwrap();
+        for p in &programs {
+            let only = directives(&std::fs::read_to_string(p).unwrap_or_default()).only;
+            if only.is_empty() || only.iter().any(|n| n == o.name) {
+                jobs.push((i, p.clone()));
+            }
+        }
+    }
+    jobs.reverse();
 
     let results: Mutex<BTreeMap<String, Result<(), String>>> = Mutex::new(BTreeMap::new());
-    let queue = Mutex::new(programs.clone());
+    let queue = Mutex::new(jobs);
     let workers = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
         .min(4);
@@ -416,12 +580,21 @@ fn c_programs_agree_with_llvm19() {
         for _ in 0..workers {
             s.spawn(|| {
                 loop {
-                    let Some(p) = queue.lock().unwrap().pop() else {
+                    let Some((i, p)) = queue.lock().unwrap().pop() else {
                         break;
                     };
-                    let r = check_program(&p, &build, &ours);
+                    let o = &oracles[i];
+                    let build = ours
+                        .parent()
+                        .unwrap()
+                        .join("conformance-build")
+                        .join(o.name);
+                    let r = check_program(o, &p, &build, &ours);
                     let name = p.file_name().unwrap().to_string_lossy().into_owned();
-                    results.lock().unwrap().insert(name, r);
+                    results
+                        .lock()
+                        .unwrap()
+                        .insert(format!("{}/{name}", o.name), r);
                 }
             });
         }
@@ -431,17 +604,25 @@ fn c_programs_agree_with_llvm19() {
     for (name, r) in &results {
         println!("{} {name}", if r.is_ok() { "ok  " } else { "FAIL" });
     }
-    for (_, r) in &failed {
-        println!("\n{}", r.as_ref().unwrap_err());
+    for (name, r) in &failed {
+        println!("\n[{name}] {}", r.as_ref().unwrap_err());
     }
-    println!(
-        "\nconformance: {} passed, {} failed",
-        results.len() - failed.len(),
-        failed.len()
-    );
+    for o in &oracles {
+        let prefix = format!("{}/", o.name);
+        let total = results.keys().filter(|k| k.starts_with(&prefix)).count();
+        let bad = failed
+            .iter()
+            .filter(|(k, _)| k.starts_with(&prefix))
+            .count();
+        println!(
+            "conformance {}: {} of {total} agree, {bad} failed",
+            o.name,
+            total - bad
+        );
+    }
     assert!(
         failed.is_empty(),
-        "{} programs disagree with LLVM 19",
+        "{} programs disagree with their LLVM runtime",
         failed.len()
     );
 }

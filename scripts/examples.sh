@@ -1,28 +1,41 @@
 #!/usr/bin/env bash
-# The main job: builds the runtime, compiles the example programs with clang-19 and runs them
-# on our runtime, on the best device present: an NVIDIA GPU when one is visible and a CUDA
-# toolchain folder exists (see docs/GPU.md), else the x86_64 host device.
+# The main job: builds the runtime, compiles the example programs with clang-19 (or, with
+# `--clang 22`, clang-22 against LLVM 22's headers from scripts/llvm22.sh) and runs them on our
+# runtime, on the best device present: an NVIDIA GPU when one is visible and a CUDA toolchain
+# folder exists (see docs/GPU.md; clang-19 builds only), else the x86_64 host device.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+clang=19
+while (($#)); do
+  case $1 in
+    --clang) clang=$2; shift 2 ;;
+    *) echo "examples.sh: unknown argument $1 (usage: examples.sh [--clang 19|22])" >&2; exit 2 ;;
+  esac
+done
+[[ $clang == 19 || $clang == 22 ]] || { echo "examples.sh: --clang 19 or 22" >&2; exit 2; }
 scripts/deps.sh
 cargo build --release --locked -p omptarget-abi -p omptarget-cli
 out=target/examples
 mkdir -p "$out/lib"
-ln -sf "$PWD/target/release/libomptarget.so" "$out/lib/libomptarget.so.19.1"
+# One library under both names: clang-19 programs need libomptarget.so.19.1, clang-22 ones
+# libomptarget.so.22.1.
+for v in 19.1 22.1; do ln -sf "$PWD/target/release/libomptarget.so" "$out/lib/libomptarget.so.$v"; done
+cc=(clang-19)
+[[ $clang == 22 ]] && cc=(clang-22 -I build/llvm22/include -L build/llvm22/lib)
 
 target=host
-if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 \
+if [[ $clang == 19 ]] && command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 \
    && [[ -x ${OFFLOAD_CUDA_ROOT:-$HOME/.cache/omptarget-cuda}/bin/ptxas ]]; then
   target=sm_90
 fi
 echo "== omptarget info"
 target/release/omptarget info
-echo "== examples, offload target: $target"
+echo "== examples, clang-$clang, offload target: $target"
 status=0
 for src in examples/*.c; do
   name=$(basename "$src" .c)
   if [[ $target == host ]]; then
-    clang-19 -fopenmp -fopenmp-targets=x86_64-pc-linux-gnu -O2 "$src" -o "$out/$name"
+    "${cc[@]}" -fopenmp -fopenmp-targets=x86_64-pc-linux-gnu -O2 "$src" -o "$out/$name"
   else
     ../shared/tools/offload-cc --target "$target" -O2 "$src" -o "$out/$name"
   fi
@@ -35,7 +48,7 @@ if command -v mpicc >/dev/null; then
   for src in examples/mpi/*.c; do
     name=$(basename "$src" .c)
     if [[ $target == host ]]; then
-      clang-19 -fopenmp -fopenmp-targets=x86_64-pc-linux-gnu -O2 "$src" -o "$out/$name" "${mflags[@]}" -lm
+      "${cc[@]}" -fopenmp -fopenmp-targets=x86_64-pc-linux-gnu -O2 "$src" -o "$out/$name" "${mflags[@]}" -lm
     else
       ../shared/tools/offload-cc --target "$target" -O2 "$src" -o "$out/$name" "${mflags[@]}" -lm
     fi

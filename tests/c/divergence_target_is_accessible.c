@@ -1,3 +1,4 @@
+// ONLY: clang19 (under clang 22, api_target_is_accessible.c and err_target_is_accessible_device.c)
 // DIVERGENCE: LLVM 19's libraries do not provide omp_target_is_accessible (OpenMP 5.1 §3.8.4 / 5.2 §18.8.4)
 // omp_target_is_accessible(ptr, size, device): whether a device can access host
 // memory directly. Looked up at run time, so the program links against either

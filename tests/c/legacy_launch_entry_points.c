@@ -1,3 +1,4 @@
+// ONLY: clang19 (it reads the entry table through __start_omp_offloading_entries, a section clang 22 renamed)
 // The launch entry points clang <= 16 emitted (__tgt_target_mapper, __tgt_target_teams_mapper,
 // __tgt_target, __tgt_target_teams), called directly with the region id of a kernel this
 // program contains. They pass no launch-environment word (KernelArgs version 1), so the kernel

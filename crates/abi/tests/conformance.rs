@@ -188,7 +188,12 @@ fn directives(src: &str) -> Directives {
         {
             d.divergence = Some((Some(oracle.trim().into()), why.trim().into()));
         } else if let Some(rest) = line.strip_prefix("ONLY:") {
-            d.only = rest.split_whitespace().map(String::from).collect();
+            // Compiler names, then an optional parenthesised reason.
+            d.only = rest
+                .split_whitespace()
+                .take_while(|w| !w.starts_with('('))
+                .map(String::from)
+                .collect();
         } else if let Some(rest) = line.strip_prefix("STATUS:") {
             d.status = Some(rest.trim().into());
         } else if let Some(rest) = line.strip_prefix("OURS-STDERR:") {
@@ -379,7 +384,7 @@ fn check_program(oracle: &Oracle, src: &Path, build: &Path, ours: &Path) -> Resu
         let lib_oracle = match &d.shared_lib_compiler {
             Some(name) => oracles(&root)
                 .into_iter()
-                .find(|o| &o.name == name)
+                .find(|o| o.name == name)
                 .ok_or_else(|| format!("{stem}: unknown compiler {name} in SHARED-LIB"))?,
             None => oracles(&root)
                 .into_iter()

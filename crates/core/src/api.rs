@@ -22,7 +22,7 @@ impl Runtime {
             }
             return Ok(p);
         }
-        let dev = self.device_unloaded(device)?;
+        let dev = self.device_for_api(device)?;
         let mut ptr = 0;
         self.api_op(&dev, DataOpKind::Alloc, (0, 0, size), &mut ptr, || {
             dev.alloc(size, kind, None)
@@ -58,7 +58,7 @@ impl Runtime {
             unsafe { libc_free(ptr as *mut u8) };
             return Ok(());
         }
-        let dev = self.device_unloaded(device)?;
+        let dev = self.device_for_api(device)?;
         if !crate::device::lock(&dev.api_blocks).remove(&ptr) {
             return Err(not_ours(device));
         }
@@ -72,7 +72,7 @@ impl Runtime {
         if device == self.initial_device() {
             return true;
         }
-        match self.device_unloaded(device) {
+        match self.device_for_api(device) {
             Ok(dev) => self.is_present(&dev, ptr),
             Err(_) => false,
         }
@@ -88,7 +88,7 @@ impl Runtime {
         if ptr == 0 {
             return false;
         }
-        match self.device_unloaded(device) {
+        match self.device_for_api(device) {
             Ok(dev) => dev
                 .backend()
                 .is_ok_and(|b| b.host_memory_accessible(ptr, size)),
@@ -127,22 +127,22 @@ impl Runtime {
                 Ok(())
             }
             (false, true) => {
-                let dev = self.device_unloaded(dst_device)?;
+                let dev = self.device_for_api(dst_device)?;
                 let mut ai = self.async_info(&dev);
                 trace::transfer_looked_up(self.info_level(), &dev, true, src, dst, length);
                 ai.copy(&dev, CopyKind::HostToDevice, dst, src, length)?;
                 ai.synchronize()
             }
             (true, false) => {
-                let dev = self.device_unloaded(src_device)?;
+                let dev = self.device_for_api(src_device)?;
                 let mut ai = self.async_info(&dev);
                 trace::transfer_looked_up(self.info_level(), &dev, false, dst, src, length);
                 ai.copy(&dev, CopyKind::DeviceToHost, dst, src, length)?;
                 ai.synchronize()
             }
             (false, false) => {
-                let sdev = self.device_unloaded(src_device)?;
-                let ddev = self.device_unloaded(dst_device)?;
+                let sdev = self.device_for_api(src_device)?;
+                let ddev = self.device_for_api(dst_device)?;
                 // Within one device: a direct copy where the backend has a device-to-device
                 // path; otherwise through host memory, as LLVM 19's host plugin does (and
                 // traces).
@@ -209,7 +209,7 @@ impl Runtime {
                 crate::message::Addr(host)
             )));
         }
-        let dev = self.device_unloaded(device)?;
+        let dev = self.device_for_api(device)?;
         let what = (host, tgt, size);
         self.api_op(&dev, DataOpKind::Associate, what, &mut 0, || {
             self.associate(&dev, host, tgt, size).map(|_| 0)
@@ -256,7 +256,7 @@ impl Runtime {
 
     /// `omp_target_disassociate_ptr`.
     pub fn disassociate_ptr(&self, host: usize, device: i64) -> Result<()> {
-        let dev = self.device_unloaded(device)?;
+        let dev = self.device_for_api(device)?;
         self.api_op(&dev, DataOpKind::Disassociate, (host, 0, 0), &mut 0, || {
             self.disassociate(&dev, host).map(|_| 0)
         })
@@ -284,7 +284,7 @@ impl Runtime {
 
     /// `omp_target_memset` on a device (the host case is the caller's).
     pub fn target_memset(&self, ptr: usize, value: u8, size: usize, device: i64) -> Result<()> {
-        let dev = self.device_unloaded(device)?;
+        let dev = self.device_for_api(device)?;
         let mut ai = self.async_info(&dev);
         let q = ai.queue()?;
         dev.backend()?
@@ -301,7 +301,7 @@ impl Runtime {
 impl Runtime {
     /// `llvm_omp_target_lock_mem`.
     pub fn lock_host_memory(&self, ptr: usize, size: usize, device: i64) -> Result<usize> {
-        let dev = self.device_unloaded(device)?;
+        let dev = self.device_for_api(device)?;
         dev.backend()?
             .lock_host_memory(ptr, size)
             .map_err(|source| Error::Device {
@@ -313,7 +313,7 @@ impl Runtime {
 
     /// `llvm_omp_target_unlock_mem`.
     pub fn unlock_host_memory(&self, ptr: usize, device: i64) -> Result<()> {
-        let dev = self.device_unloaded(device)?;
+        let dev = self.device_for_api(device)?;
         dev.backend()?
             .unlock_host_memory(ptr)
             .map_err(|source| Error::Device {

@@ -92,6 +92,9 @@ pub struct Config {
     /// `OMPTARGET_QUERY_COUNT_BACKOFF_FACTOR` (default 0.5): the count is multiplied by this
     /// each time a construct completes.
     pub query_count_backoff_factor: f64,
+    /// `LIBOMPTARGET_TREAT_ATTACH_AUTO_AS_ALWAYS` (default false): every ATTACH entry attaches
+    /// whether or not its pointer or pointee was newly mapped (LLVM 22).
+    pub treat_attach_auto_as_always: bool,
     /// What reading the environment had to say: values out of range (clamped) or not numbers
     /// (ignored). `from_env` prints them.
     pub notes: Vec<String>,
@@ -130,6 +133,7 @@ impl Default for Config {
             query_count_threshold: 5,
             query_count_max: 10,
             query_count_backoff_factor: 0.5,
+            treat_attach_auto_as_always: false,
             notes: Vec::new(),
         }
     }
@@ -337,6 +341,10 @@ impl Config {
                     }
                 })
                 .unwrap_or(d.query_count_backoff_factor),
+            treat_attach_auto_as_always: r.flag(
+                "LIBOMPTARGET_TREAT_ATTACH_AUTO_AS_ALWAYS",
+                d.treat_attach_auto_as_always,
+            ),
             notes: Vec::new(),
         };
         c.notes = r.notes.into_inner();

@@ -180,6 +180,8 @@ pub struct Device {
     pub(crate) api_blocks: Mutex<std::collections::HashSet<DevicePtr>>,
     /// Record and replay (`record.rs`), once begun.
     pub(crate) record: OnceLock<crate::record::RecordReplay>,
+    /// The device's OpenMP 6.0 unique identifier, made on first request.
+    uid: OnceLock<std::ffi::CString>,
 }
 
 /// What record/replay saves of the image a kernel came from.
@@ -223,6 +225,7 @@ impl Device {
             mm_threshold: config.memory_manager_threshold,
             api_blocks: Mutex::new(std::collections::HashSet::new()),
             record: OnceLock::new(),
+            uid: OnceLock::new(),
         }
     }
 
@@ -232,6 +235,20 @@ impl Device {
 
     pub fn plugin_name(&self) -> &'static str {
         self.plugin.name()
+    }
+
+    /// The device's unique identifier (`omp_get_uid_from_device`), as LLVM 22 forms it:
+    /// `<plugin>-<vendor uid>`, the vendor uid being a GPU's UUID, or the device's index in
+    /// its plugin where the hardware has none (`x86_64-0`).
+    pub fn uid(&self) -> &std::ffi::CStr {
+        self.uid.get_or_init(|| {
+            let vendor = self
+                .backend()
+                .ok()
+                .and_then(|b| b.vendor_uid())
+                .unwrap_or_else(|| self.local_index.to_string());
+            std::ffi::CString::new(format!("{}-{vendor}", self.plugin.name())).unwrap_or_default()
+        })
     }
 
     /// The backend device, initialised on first use.
@@ -278,10 +295,42 @@ impl Device {
         info: u32,
         unified_shared_memory: bool,
     ) -> Result<Vec<(usize, usize, usize)>> {
-        let mut images = Vec::new();
         if self.loaded_generation() >= generation {
-            return Ok(images);
+            return Ok(Vec::new());
         }
+        self.load_missing(
+            binaries,
+            Some(generation),
+            num_devices,
+            info,
+            unified_shared_memory,
+        )
+    }
+
+    /// Loads those of `binaries` (some of the registry's) that are not loaded here yet,
+    /// leaving the loaded generation alone: others may still be pending. Returns what
+    /// [`Device::ensure_loaded`] returns.
+    pub(crate) fn load_some(
+        &self,
+        binaries: &[Arc<Binary>],
+        num_devices: usize,
+        info: u32,
+        unified_shared_memory: bool,
+    ) -> Result<Vec<(usize, usize, usize)>> {
+        self.load_missing(binaries, None, num_devices, info, unified_shared_memory)
+    }
+
+    /// The loading of [`Device::ensure_loaded`]; with `generation`, it is skipped when that
+    /// generation is loaded already, and recorded as loaded at the end.
+    fn load_missing(
+        &self,
+        binaries: &[Arc<Binary>],
+        generation: Option<u64>,
+        num_devices: usize,
+        info: u32,
+        unified_shared_memory: bool,
+    ) -> Result<Vec<(usize, usize, usize)>> {
+        let mut images = Vec::new();
         let backend = self.backend()?;
         let todo: Vec<Arc<Binary>> = {
             let mut loads = lock(&self.loads);
@@ -291,7 +340,7 @@ impl Device {
                     .wait(loads)
                     .unwrap_or_else(|e| e.into_inner());
             }
-            if self.loaded_generation() >= generation {
+            if generation.is_some_and(|g| self.loaded_generation() >= g) {
                 return Ok(images);
             }
             loads.busy = true;
@@ -314,8 +363,10 @@ impl Device {
                 images.extend(image.map(|(addr, len)| (binary.key, addr, len)));
             }
         }
-        self.loaded_generation
-            .fetch_max(generation, Ordering::AcqRel);
+        if let Some(generation) = generation {
+            self.loaded_generation
+                .fetch_max(generation, Ordering::AcqRel);
+        }
         Ok(images)
     }
 

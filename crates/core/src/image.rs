@@ -13,6 +13,19 @@ pub mod entry_flags {
     pub const REQUIRES: u32 = 0x10;
 }
 
+/// The offload ABI a registered binary was compiled for. It is decided per binary, not per
+/// process (a clang-19 library may run inside a clang-22 program), and picks LLVM 19's or LLVM
+/// 22's behaviour where the two runtimes differ (docs/ARCHITECTURE.md, "Two ABIs").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Abi {
+    /// clang ≤ 19: 32-byte host entries; the program needs `libomptarget.so.19.1`.
+    #[default]
+    Llvm19,
+    /// clang ≥ 20 (measured against clang 22): 56-byte `EntryTy` host entries, `ATTACH` map
+    /// entries; the program needs `libomptarget.so.22.1`.
+    Llvm22,
+}
+
 /// One host entry, decoded from either the 32-byte (clang ≤ 19) or 48-byte (LLVM ≥ 20) layout.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OffloadEntry {
@@ -57,18 +70,32 @@ pub struct Binary {
     pub key: usize,
     pub images: Vec<DeviceImage<'static>>,
     pub entries: Vec<OffloadEntry>,
+    pub abi: Abi,
+    /// The address range of the program or library that registered it (its loaded segments;
+    /// empty when unknown): constructs and kernels whose addresses lie in it are its own.
+    pub object: std::ops::Range<usize>,
     /// Set until the binary is unregistered; held while its bytes are read.
     registered: std::sync::Mutex<bool>,
 }
 
 impl Binary {
+    /// A binary of LLVM 19's ABI from no known object; see [`Binary::from_object`].
     pub fn new(key: usize, images: Vec<DeviceImage<'static>>, entries: Vec<OffloadEntry>) -> Self {
         Self {
             key,
             images,
             entries,
+            abi: Abi::Llvm19,
+            object: 0..0,
             registered: std::sync::Mutex::new(true),
         }
+    }
+
+    /// The binary compiled for `abi` by the program or library loaded at `object`.
+    pub fn from_object(mut self, abi: Abi, object: std::ops::Range<usize>) -> Self {
+        self.abi = abi;
+        self.object = object;
+        self
     }
 
     fn registered(&self) -> std::sync::MutexGuard<'_, bool> {
@@ -104,9 +131,24 @@ fn word(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
 }
 
+/// `llvm::object::OffloadKind::OFK_OpenMP`: the kind of the LLVM ≥ 20 entries this runtime
+/// serves (a binary may also carry CUDA or HIP entries, which LLVM's runtime skips too).
+const OFFLOAD_KIND_OPENMP: u16 = 1;
+
+/// The ABI whose layout a host entry table has (`None` for an empty one): LLVM 20's 56-byte
+/// entries start with a zero word, clang 19's with a non-null address.
+pub fn entry_table_abi(bytes: &[u8]) -> Option<Abi> {
+    match bytes.get(..8) {
+        None => None,
+        Some(w) if w == [0; 8] => Some(Abi::Llvm22),
+        Some(_) => Some(Abi::Llvm19),
+    }
+}
+
 /// Decodes a host entry table from its bytes: the 32-byte entries of clang ≤ 19, or LLVM
 /// 20's 56-byte ones, told apart by the first word (LLVM 20's `Reserved`, always 0; a
-/// clang-19 entry starts with a non-null address). `name` turns a symbol-name pointer into
+/// clang-19 entry starts with a non-null address). LLVM 20 entries of another kind than
+/// OpenMP's (CUDA, HIP) are left out. `name` turns a symbol-name pointer into
 /// the name (the C boundary reads the program's string; a null pointer is an error).
 pub fn decode_entry_table(
     bytes: &[u8],
@@ -125,6 +167,7 @@ pub fn decode_entry_table(
     }
     bytes
         .chunks_exact(size)
+        .filter(|e| !v20 || u16::from_le_bytes([e[10], e[11]]) == OFFLOAD_KIND_OPENMP)
         .map(|e| {
             Ok(if v20 {
                 OffloadEntry {
@@ -330,6 +373,7 @@ pub(crate) mod tests {
         assert_eq!((t[0].addr, t[0].name_str(), t[0].size), (0x10, "k", 0));
         assert_eq!((t[1].flags, t[1].data, t[1].size), (0x10, 8, 4));
         let mut e56 = vec![0u8; 56];
+        e56[10] = 1; // kind: OpenMP
         e56[12] = 2; // flags: ctor
         e56[16] = 0x30; // address
         e56[24] = 1; // name
@@ -337,6 +381,13 @@ pub(crate) mod tests {
         let t = decode_entry_table(&e56, names).unwrap();
         assert_eq!((t[0].addr, t[0].flags, t[0].data), (0x30, 2, 7));
         assert!(decode_entry_table(&e56[..40], names).is_err());
+        // Entries of other offload kinds (CUDA's is 2) are not OpenMP's.
+        let mut cuda = e56.clone();
+        cuda[10] = 2;
+        assert!(decode_entry_table(&cuda, names).unwrap().is_empty());
+        assert_eq!(entry_table_abi(&e56), Some(Abi::Llvm22));
+        assert_eq!(entry_table_abi(&e32), Some(Abi::Llvm19));
+        assert_eq!(entry_table_abi(&[]), None);
         assert!(decode_entry_table(&e32[..33], names).is_err());
         e32[8] = 0;
         assert_eq!(

@@ -3,11 +3,11 @@
 use crate::config::Config;
 use crate::device::{Device, lock};
 use crate::error::{Error, Result};
-use crate::image::{Binary, DeviceImage, OffloadEntry, entry_flags};
+use crate::image::{Abi, Binary, DeviceImage, OffloadEntry, entry_flags};
 use crate::message::{fatal, report};
 use crate::requires::Requirements;
 use omptarget_plugin::{ImageInfo, Plugin};
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 /// What the runtime needs from the host OpenMP runtime (libomp). The C boundary implements it
@@ -64,6 +64,13 @@ pub struct Runtime {
     pub(crate) host_blocks: Mutex<std::collections::HashSet<usize>>,
     /// Interop objects the program holds (their `Arc` addresses; see `interop.rs`).
     pub(crate) interops: Mutex<std::collections::HashSet<usize>>,
+    /// The ABI of code that registered nothing the runtime can attribute it to (the process's
+    /// own `omp_*` calls): the one of the library name the program loaded us under.
+    process_abi: Abi,
+    /// Whether a binary of LLVM 22's ABI was ever registered (one load on paths that differ).
+    llvm22_registered: AtomicBool,
+    /// libomp's `OMP_TARGET_OFFLOAD` said DISABLED when the first plugin was used.
+    offload_disabled: OnceLock<bool>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -134,8 +141,39 @@ impl Runtime {
             tools,
             host_blocks: Mutex::new(std::collections::HashSet::new()),
             interops: Mutex::new(std::collections::HashSet::new()),
+            process_abi: Abi::Llvm19,
+            llvm22_registered: AtomicBool::new(false),
+            offload_disabled: OnceLock::new(),
             config,
         }
+    }
+
+    /// Sets the ABI of calls no registered binary accounts for (see [`Runtime::abi_at`]).
+    pub fn with_process_abi(mut self, abi: Abi) -> Self {
+        self.process_abi = abi;
+        self
+    }
+
+    /// The ABI of the code at `addr` (an `ident_t`, a kernel's host region id): that of the
+    /// registered binary whose program or library holds it, else the process's. Cold paths
+    /// only (messages, traces): it reads the registry.
+    pub fn abi_at(&self, addr: usize) -> Abi {
+        if addr != 0 {
+            let registry = self.registry.read().unwrap_or_else(|e| e.into_inner());
+            if let Some(b) = registry
+                .binaries
+                .iter()
+                .find(|b| b.object.contains(&addr) || b.entries.iter().any(|e| e.addr == addr))
+            {
+                return b.abi;
+            }
+        }
+        self.process_abi
+    }
+
+    /// The ABI of calls made outside any construct (`omp_*` routines).
+    pub fn process_abi(&self) -> Abi {
+        self.process_abi
     }
 
     /// The `LIBOMPTARGET_INFO` bits in force.
@@ -172,9 +210,22 @@ impl Runtime {
         &self.plugins
     }
 
-    /// Registers a binary (`__tgt_register_lib`). Images that no plugin accepts, and corrupt
-    /// OffloadBinaries, are reported and skipped; the binary's other images still count.
+    /// Registers a binary of LLVM 19's ABI from no known object (tests).
     pub fn register(&self, key: usize, raw_images: &[&'static [u8]], entries: Vec<OffloadEntry>) {
+        self.register_binary(key, raw_images, entries, Abi::Llvm19, 0..0);
+    }
+
+    /// Registers a binary (`__tgt_register_lib`) of ABI `abi`, from the program or library
+    /// loaded at `object`. Images that no plugin accepts, and corrupt OffloadBinaries, are
+    /// reported and skipped; the binary's other images still count.
+    pub fn register_binary(
+        &self,
+        key: usize,
+        raw_images: &[&'static [u8]],
+        entries: Vec<OffloadEntry>,
+        abi: Abi,
+        object: std::ops::Range<usize>,
+    ) {
         let mut images: Vec<DeviceImage<'static>> = Vec::new();
         for (i, raw) in raw_images.iter().enumerate() {
             match crate::image::unwrap_image(raw) {
@@ -218,9 +269,15 @@ impl Runtime {
                 }
             }
         }
-        // Plugins with a compatible image contribute their devices, in registration order.
+        // Plugins with a compatible image contribute their devices, in registration order;
+        // none do when offloading is disabled (see `offload_disabled`).
         let mut new_devices = Vec::new();
-        for (p, plugin) in self.plugins.iter().enumerate() {
+        for (p, plugin) in self
+            .plugins
+            .iter()
+            .enumerate()
+            .filter(|_| !self.offload_disabled())
+        {
             let compatible = images.iter().any(|i| {
                 plugin.is_compatible(&ImageInfo {
                     bytes: i.bytes,
@@ -236,14 +293,27 @@ impl Runtime {
         if registry.binaries.iter().any(|b| b.key == key) {
             return;
         }
-        registry
-            .binaries
-            .push(Arc::new(Binary::new(key, images, entries)));
+        registry.binaries.push(Arc::new(
+            Binary::new(key, images, entries).from_object(abi, object),
+        ));
+        if abi == Abi::Llvm22 {
+            self.llvm22_registered.store(true, Ordering::Release);
+        }
         self.generation.fetch_add(1, Ordering::AcqRel);
         drop(registry);
         self.enforce_unified_shared_memory();
         // Tools hear of new devices with no runtime lock held (a tool may call back into us).
         self.tools_devices_registered(&new_devices);
+    }
+
+    /// `OMP_TARGET_OFFLOAD=DISABLED` (read through libomp once, at the first registration).
+    /// OpenMP 5.2 §21.2.8: the behaviour is then "as if the only device is the host device",
+    /// so no plugin contributes devices and `omp_get_num_devices()` is 0, as LLVM 22 does. LLVM
+    /// 19 still counted the plugins' devices (docs/DIVERGENCES.md).
+    fn offload_disabled(&self) -> bool {
+        *self
+            .offload_disabled
+            .get_or_init(|| self.host.target_offload() == 0)
     }
 
     fn is_registered(&self, key: usize) -> bool {
@@ -426,7 +496,37 @@ impl Runtime {
         Ok(())
     }
 
-    /// The device without loading images (API calls that only touch memory).
+    /// The device of an `omp_*` routine. LLVM 22's runtime loads a device's pending images
+    /// whenever anything uses the device (its `getDevice`), LLVM 19's only for constructs: so
+    /// binaries of LLVM 22's ABI are loaded here, LLVM 19's stay pending (one atomic load when
+    /// no LLVM 22 binary was ever registered). As for constructs, the registry lock is held
+    /// only to take a snapshot.
+    pub fn device_for_api(&self, id: i64) -> Result<Arc<Device>> {
+        let device = self.device_unloaded(id)?;
+        if self.llvm22_registered.load(Ordering::Acquire)
+            && !device.loaded_generation_is(self.generation.load(Ordering::Acquire))
+        {
+            let binaries: Vec<Arc<Binary>> = {
+                let registry = self.registry.read().unwrap_or_else(|e| e.into_inner());
+                registry
+                    .binaries
+                    .iter()
+                    .filter(|b| b.abi == Abi::Llvm22)
+                    .cloned()
+                    .collect()
+            };
+            let loaded = device.load_some(
+                &binaries,
+                self.num_devices(),
+                self.info_level(),
+                self.requirements.unified_shared_memory(),
+            )?;
+            self.tools_images_loaded(&device, &loaded);
+        }
+        Ok(device)
+    }
+
+    /// The device without loading images.
     pub fn device_unloaded(&self, id: i64) -> Result<Arc<Device>> {
         let devices = self.devices.read().unwrap_or_else(|e| e.into_inner());
         usize::try_from(id)

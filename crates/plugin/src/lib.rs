@@ -169,6 +169,12 @@ pub trait Plugin: Send + Sync {
 pub trait Device: Send + Sync {
     /// A description of the device.
     fn info(&self) -> DeviceInfo;
+    /// The vendor's unique identifier of the device (a GPU's UUID), the part after
+    /// `<plugin>-` of its OpenMP 6.0 UID (`omp_get_uid_from_device`). Default: none, and the
+    /// UID uses the device's index in its plugin, as LLVM 22 does.
+    fn vendor_uid(&self) -> Option<String> {
+        None
+    }
     /// The kind of compute unit, as LLVM names it for tools (`ompt_callback_device_initialize`'s
     /// `type`): `sm_90` for an NVIDIA GPU; the default is the host device's `generic-64bit`.
     fn compute_unit_kind(&self) -> String {

@@ -23,7 +23,7 @@ export! {
 fn checked_device(rt: &Runtime, device: c_int) -> i64 {
     let id = i64::from(device);
     if id != rt.initial_device() && (id < 0 || id >= rt.num_devices() as i64) {
-        invalid_device(id, rt.num_devices());
+        invalid_device(rt.process_abi(), id, rt.num_devices());
     }
     id
 }
@@ -120,10 +120,21 @@ export! {
 }
 
 export! {
-    /// OpenMP 5.1; LLVM 19 lacks it (docs/DIVERGENCES.md). An invalid device number gives 0
-    /// rather than LLVM's fatal error for the other routines: the question has an answer.
+    /// OpenMP 5.1; LLVM 19 lacks it (docs/DIVERGENCES.md). `omp_initial_device` (-1) names the
+    /// host (OpenMP 5.2). A device number that names no device gives 0 in a clang-19 process
+    /// (the question has an answer) and LLVM 22's fatal error in a clang-22 one.
     fn omp_target_is_accessible(ptr: *const c_void, size: usize, device: c_int) -> c_int = 0; {
-        c_int::from(runtime().target_is_accessible(ptr as usize, size, i64::from(device)))
+        let rt = runtime();
+        if ptr.is_null() {
+            return 0;
+        }
+        if device == -1 {
+            return 1;
+        }
+        if rt.process_abi() == Abi::Llvm22 {
+            checked_device(rt, device);
+        }
+        c_int::from(rt.target_is_accessible(ptr as usize, size, i64::from(device)))
     }
 }
 
@@ -138,7 +149,7 @@ export! {
         if id == rt.initial_device() {
             return ptr as *mut c_void;
         }
-        match rt.device_unloaded(id) {
+        match rt.device_for_api(id) {
             Ok(dev) => rt.mapped_ptr(&dev, ptr as usize).unwrap_or(0) as *mut c_void,
             Err(_) => std::ptr::null_mut(),
         }
@@ -448,6 +459,56 @@ export! {
         }
         if let Err(e) = rt.unlock_host_memory(ptr as usize, id) {
             report(format_args!("{e}"));
+        }
+    }
+}
+
+/// OpenMP 6.0's UID of the host device (LLVM 22's spelling).
+const HOST_UID: &CStr = c"HOST";
+
+/// `omp_invalid_device` (OpenMP 5.2).
+const INVALID_DEVICE: c_int = -2;
+
+export! {
+    /// OpenMP 6.0: the device whose unique identifier is `uid` (`"HOST"` for the initial
+    /// device), or `omp_invalid_device` when no device has it.
+    fn omp_get_device_from_uid(uid: *const c_char) -> c_int = INVALID_DEVICE; {
+        if uid.is_null() {
+            return INVALID_DEVICE;
+        }
+        // SAFETY: the caller passes a NUL-terminated string (OpenMP's contract).
+        let uid = unsafe { CStr::from_ptr(uid) };
+        let rt = runtime();
+        if uid == HOST_UID {
+            return rt.initial_device() as c_int;
+        }
+        rt.devices()
+            .iter()
+            .find(|d| d.uid() == uid)
+            .map_or(INVALID_DEVICE, |d| d.id as c_int)
+    }
+}
+
+export! {
+    /// OpenMP 6.0: the unique identifier of device `device` (`<plugin>-<vendor uid>`, `"HOST"`
+    /// for the initial device); null for `omp_invalid_device`; a device number that names no
+    /// device is LLVM's fatal error.
+    fn omp_get_uid_from_device(device: c_int) -> *const c_char = std::ptr::null(); {
+        if device == INVALID_DEVICE {
+            return std::ptr::null();
+        }
+        let rt = runtime();
+        let id = checked_device(rt, device);
+        if id == rt.initial_device() {
+            return HOST_UID.as_ptr();
+        }
+        match rt.device_for_api(id) {
+            // The identifier lives as long as the device, that is as long as the process.
+            Ok(dev) => dev.uid().as_ptr(),
+            Err(e) => {
+                report(format_args!("{e}"));
+                std::ptr::null()
+            }
         }
     }
 }

@@ -7,6 +7,7 @@
 mod api;
 mod interface;
 mod interop;
+mod language;
 mod mapper;
 mod ompt;
 mod registration;
@@ -15,12 +16,13 @@ mod tools;
 pub use api::*;
 pub use interface::*;
 pub use interop::*;
+pub use language::*;
 pub use mapper::*;
 pub use registration::*;
 pub use tools::*;
 
-use crate::ffi::{BinDesc, Ident, KernelArgs, export, export_ra};
-use omptarget_core::image::OffloadEntry;
+use crate::ffi::{BinDesc, Ident, KernelArgs, export, export_ra, unsupported};
+use omptarget_core::image::{Abi, OffloadEntry};
 use omptarget_core::message::{fatal, report};
 use omptarget_core::ops::trace::{self, Region, SourceLoc};
 use omptarget_core::plugin::{AllocKind, LaunchConfig};
@@ -56,7 +58,8 @@ pub fn runtime() -> &'static Runtime {
 fn create_runtime() -> &'static Runtime {
     let config = Config::from_env();
     let plugins = default_plugins(&config);
-    let built = Runtime::new(config, plugins, Box::new(crate::host::Libomp::new()));
+    let built = Runtime::new(config, plugins, Box::new(crate::host::Libomp::new()))
+        .with_process_abi(registration::process_abi());
     let mut created = false;
     let rt = RUNTIME.get_or_init(|| {
         created = true;
@@ -97,12 +100,16 @@ fn outcome(rt: &Runtime, ok: bool, loc: *const Ident) {
     rt.handle_outcome(false, &source_of(loc));
 }
 
-/// LLVM's fatal error for a device number that names no device.
-fn invalid_device(id: i64, count: usize) -> ! {
-    fatal(
-        id as i32,
-        &format!("Device number '{id}' out of range, only {count} devices available"),
-    )
+/// LLVM's fatal error for a device number that names no device, in the words of the runtime
+/// of the caller's ABI (LLVM 22 reports its `INVALID_VALUE` error code first).
+fn invalid_device(abi: Abi, id: i64, count: usize) -> ! {
+    let text = match abi {
+        Abi::Llvm19 => format!("Device number '{id}' out of range, only {count} devices available"),
+        Abi::Llvm22 => format!(
+            "\"invalid value\" device number '{id}' out of range, only {count} devices available"
+        ),
+    };
+    fatal(id as i32, &text)
 }
 
 /// Resolves the device of a construct; `None` means "run on the host" (offload disabled, or
@@ -110,7 +117,9 @@ fn invalid_device(id: i64, count: usize) -> ! {
 fn construct_device(rt: &Runtime, device_id: i64, loc: *const Ident) -> Option<Arc<Device>> {
     match rt.device_for_construct(device_id) {
         Ok(d) => d,
-        Err(Error::InvalidDevice { id, count }) if count > 0 => invalid_device(id, count),
+        Err(Error::InvalidDevice { id, count }) if count > 0 => {
+            invalid_device(rt.abi_at(loc as usize), id, count)
+        }
         Err(e) => {
             if !matches!(e, Error::InvalidDevice { .. }) {
                 report(format_args!("{e}"));

@@ -2,29 +2,91 @@
 
 use super::*;
 
-/// Decodes a host entry table of either layout (`omptarget_core::image::decode_entry_table`).
+/// Decodes a host entry table of either layout (`omptarget_core::image::decode_entry_table`),
+/// and says which ABI the layout belongs to (`None` for an empty table).
 ///
 /// # Safety
 /// `begin..end` must be the entry table clang emitted.
 unsafe fn decode_entries(
     begin: *mut c_void,
     end: *mut c_void,
-) -> Result<Vec<OffloadEntry>, String> {
+) -> Result<(Vec<OffloadEntry>, Option<Abi>), String> {
     if begin.is_null() || end.is_null() || begin == end {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), None));
     }
     let bytes = (end as usize)
         .checked_sub(begin as usize)
         .ok_or("host entries end before they begin")?;
     // SAFETY: the table is clang's array of entries between the two symbols.
     let table = unsafe { std::slice::from_raw_parts(begin as *const u8, bytes) };
-    omptarget_core::image::decode_entry_table(table, |p| {
+    let entries = omptarget_core::image::decode_entry_table(table, |p| {
         if p == 0 {
             return Err("an offload entry has no name".into());
         }
         // SAFETY: entry names are NUL-terminated constant strings of the program.
         Ok(unsafe { CStr::from_ptr(p as *const c_char) })
-    })
+    })?;
+    Ok((entries, omptarget_core::image::entry_table_abi(table)))
+}
+
+/// The address range of the loaded program or library whose segments hold `addr` (from the
+/// dynamic loader's list of objects; empty if none does).
+pub(crate) fn object_containing(addr: usize) -> std::ops::Range<usize> {
+    struct Search {
+        addr: usize,
+        found: std::ops::Range<usize>,
+    }
+    unsafe extern "C" fn visit(
+        info: *mut libc::dl_phdr_info,
+        _size: libc::size_t,
+        data: *mut c_void,
+    ) -> libc::c_int {
+        // SAFETY: the dynamic loader passes a valid record; `data` is our Search.
+        let (info, search) = unsafe { (&*info, &mut *data.cast::<Search>()) };
+        if info.dlpi_phdr.is_null() {
+            return 0;
+        }
+        // SAFETY: dlpi_phdr points at dlpi_phnum program headers.
+        let headers =
+            unsafe { std::slice::from_raw_parts(info.dlpi_phdr, usize::from(info.dlpi_phnum)) };
+        let base = info.dlpi_addr as usize;
+        let segments = headers
+            .iter()
+            .filter(|h| h.p_type == libc::PT_LOAD)
+            .map(|h| base + h.p_vaddr as usize..base + (h.p_vaddr + h.p_memsz) as usize);
+        let (mut lo, mut hi, mut holds) = (usize::MAX, 0, false);
+        for seg in segments {
+            holds |= seg.contains(&search.addr);
+            lo = lo.min(seg.start);
+            hi = hi.max(seg.end);
+        }
+        if holds {
+            search.found = lo..hi;
+            return 1;
+        }
+        0
+    }
+    let mut search = Search { addr, found: 0..0 };
+    // SAFETY: the callback only reads the records it is given and writes our Search.
+    unsafe { libc::dl_iterate_phdr(Some(visit), (&raw mut search).cast()) };
+    search.found
+}
+
+/// The ABI of the process's own calls: our library was first loaded under the name the
+/// program (or the first library) needs, `libomptarget.so.22.1` for clang 22.
+pub(crate) fn process_abi() -> Abi {
+    // SAFETY: Dl_info is four plain pointers, for which all zeroes is a valid value.
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: dladdr reads the loader's tables for an address inside our own library.
+    let found = unsafe { libc::dladdr(process_abi as *const c_void, &mut info) } != 0;
+    if found && !info.dli_fname.is_null() {
+        // SAFETY: dli_fname is the NUL-terminated path the object was opened under.
+        let name = unsafe { CStr::from_ptr(info.dli_fname) };
+        if name.to_bytes().ends_with(b"libomptarget.so.22.1") {
+            return Abi::Llvm22;
+        }
+    }
+    Abi::Llvm19
 }
 
 export! {
@@ -53,14 +115,16 @@ export! {
             images.push(unsafe { std::slice::from_raw_parts(start as *const u8, end - start) });
         }
         // SAFETY: the host entry table comes from the same descriptor.
-        let entries = match unsafe { decode_entries(d.host_entries_begin, d.host_entries_end) } {
+        let (entries, abi) = match unsafe { decode_entries(d.host_entries_begin, d.host_entries_end) } {
             Ok(e) => e,
             Err(why) => {
                 report(format_args!("__tgt_register_lib: {why}; nothing registered"));
                 return;
             }
         };
-        runtime().register(desc as usize, &images, entries);
+        let rt = runtime();
+        let abi = abi.unwrap_or_else(|| rt.process_abi());
+        rt.register_binary(desc as usize, &images, entries, abi, object_containing(desc as usize));
     }
 }
 
@@ -95,4 +159,17 @@ export! {
 }
 export! {
     fn __tgt_rtl_deinit() {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_object_of_a_registered_address_is_found() {
+        static MARKER: u8 = 0;
+        let range = object_containing(&raw const MARKER as usize);
+        assert!(range.contains(&(&raw const MARKER as usize)));
+        assert!(object_containing(8).is_empty());
+    }
 }

@@ -2,6 +2,7 @@
 //! §5.8.3 as LLVM 19 implements them (LLVM's `targetDataBegin`, `targetDataEnd`,
 //! `targetDataUpdate`).
 
+use super::attach;
 use super::map_type as mt;
 use super::mapper::with_components;
 use super::trace::{self, RefAction};
@@ -136,6 +137,7 @@ impl Runtime {
             ai.record_created(id, alloc);
             taken.push((id, hold));
             is_new = true;
+            attach::note_new_mapping(it.begin, it.size);
         } else {
             // A zero-length section of unmapped data: nothing to map, and not an error.
             return Ok(0);
@@ -173,8 +175,9 @@ impl Runtime {
         Ok(tgt)
     }
 
-    /// `__tgt_target_data_begin_mapper` (and the entry half of a target region).
-    /// A failure gives back the references the construct took so far.
+    /// `__tgt_target_data_begin_mapper` (and the entry half of a target region): the items,
+    /// then the ATTACH entries they leave for the end. A failure gives back the references
+    /// the construct took so far.
     pub fn data_begin(
         &self,
         dev: &Device,
@@ -182,7 +185,7 @@ impl Runtime {
         ai: &mut AsyncInfo,
     ) -> Result<()> {
         let mut taken = Taken::default();
-        let r = self.data_begin_items(dev, args, ai, &mut taken);
+        let r = self.enter_construct(dev, args, ai, &mut taken);
         if r.is_err() {
             self.give_back(dev, &taken, ai);
         }
@@ -203,7 +206,25 @@ impl Runtime {
         }
     }
 
-    /// [`Runtime::data_begin`] without the rollback; records each reference it takes.
+    /// The entry of a construct without the rollback: its items, then the ATTACH entries
+    /// they leave for the end (clang 22, see `attach.rs`); records each reference it takes.
+    pub(crate) fn enter_construct(
+        &self,
+        dev: &Device,
+        args: &mut MapArgs<'_>,
+        ai: &mut AsyncInfo,
+        taken: &mut Taken,
+    ) -> Result<()> {
+        let attach = attach::Scope::open(args);
+        self.data_begin_items(dev, args, ai, taken)?;
+        match attach {
+            Some(scope) => self.attach_pending(dev, args, &scope, ai),
+            None => Ok(()),
+        }
+    }
+
+    /// [`Runtime::data_begin`] without the rollback and the ATTACH entries (also a mapper's
+    /// components); records each reference it takes.
     pub(crate) fn data_begin_items(
         &self,
         dev: &Device,
@@ -235,7 +256,8 @@ impl Runtime {
                 }
                 continue;
             }
-            if ty & (mt::LITERAL | mt::PRIVATE) != 0 {
+            // ATTACH entries wait for the end of the construct.
+            if ty & (mt::LITERAL | mt::PRIVATE | mt::ATTACH) != 0 {
                 continue;
             }
             let (mut base, begin, size) = (args.bases[i], args.begins[i], args.size(i));
@@ -309,8 +331,9 @@ impl Runtime {
     }
 
     /// Points the device copy of the pointer at `ptr_host` (device address `ptr_tgt`) at
-    /// `tgt_value`, and records the shadow so copies back to the host keep `host_value`.
-    fn attach(
+    /// `tgt_value`, and records the shadow so copies back to the host keep `host_value`
+    /// (nothing is written when it already holds that value).
+    pub(super) fn attach(
         &self,
         dev: &Device,
         ptr_host: usize,
@@ -393,7 +416,8 @@ impl Runtime {
             }
             return r;
         }
-        if ty & (mt::LITERAL | mt::PRIVATE) != 0 {
+        // ATTACH entries are ignored at exit.
+        if ty & (mt::LITERAL | mt::PRIVATE | mt::ATTACH) != 0 {
             return Ok(());
         }
         let (begin, size) = (args.begins[i], args.size(i));

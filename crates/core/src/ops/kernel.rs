@@ -9,6 +9,8 @@ use crate::message::{Addr, report};
 use crate::runtime::Runtime;
 use omptarget_plugin::{CopyKind, LaunchConfig};
 
+const WORD: usize = std::mem::size_of::<usize>();
+
 impl Runtime {
     /// Runs the region whose host id is `host_ptr` on `dev`. The caller synchronises `ai`.
     pub fn target(
@@ -60,7 +62,7 @@ impl Runtime {
             args.names,
         );
         let mut taken = super::data::Taken::default();
-        if let Err(e) = self.data_begin_items(dev, args, ai, &mut taken) {
+        if let Err(e) = self.enter_construct(dev, args, ai, &mut taken) {
             self.give_back(dev, &taken, ai);
             report(format_args!(
                 "Call to targetDataBegin failed, abort target."
@@ -143,6 +145,15 @@ impl Runtime {
             let (base, begin, size) = (args.bases[i], args.begins[i], args.size(i));
             if ty & mt::LITERAL != 0 {
                 words.push(base);
+            } else if ty & mt::PRIVATE != 0 && ty & mt::ATTACH != 0 {
+                // A firstprivate pointer (clang 22, `base` is its address): its private copy
+                // starts as the device address of its pointee (attach.rs).
+                let value = self.corresponding_pointer(dev, base, begin);
+                let ptr = ai.alloc(dev, size.max(WORD), base)?;
+                privates.push(ptr);
+                // Traced as LLVM 22 traces its buffer of firstprivate values: no name.
+                ai.write_word(dev, ptr, value, Some(None))?;
+                words.push(ptr);
             } else if ty & mt::PRIVATE != 0 {
                 // (first-)private data: a device copy that lives until the region ends. As in
                 // LLVM's PrivateArgumentManager, small first-private data is packed with the
@@ -249,7 +260,8 @@ impl Runtime {
         // environment's copy, come first, as in LLVM).
         if info & crate::config::info::KERNEL_GEOMETRY != 0 {
             let (blocks, threads, mode) = backend.describe_launch(kernel, config);
-            trace::launch(info, dev.id, name, blocks, threads, mode);
+            let abi = self.abi_at(host_ptr);
+            trace::launch(info, dev.id, abi, name, blocks, threads, mode, config);
         }
         if let Err(source) = launched {
             report(format_args!("Executing target region abort target."));
@@ -298,7 +310,8 @@ impl Runtime {
         });
         if info & crate::config::info::KERNEL_GEOMETRY != 0 {
             let (blocks, threads, mode) = backend.describe_launch(kernel, config);
-            trace::launch(info, dev.id, name, blocks, threads, mode);
+            let abi = self.abi_at(host_ptr);
+            trace::launch(info, dev.id, abi, name, blocks, threads, mode, config);
         }
         if r.is_err() {
             report(format_args!("Executing target region abort target."));

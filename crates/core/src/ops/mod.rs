@@ -1,5 +1,6 @@
 //! Target data, update and kernel operations: OpenMP's map rules on top of the mapping table.
 
+mod attach;
 mod data;
 mod kernel;
 mod mapper;
@@ -31,6 +32,8 @@ pub mod map_type {
     pub const CLOSE: u64 = 0x400;
     pub const PRESENT: u64 = 0x1000;
     pub const OMPX_HOLD: u64 = 0x2000;
+    /// LLVM 22: attach a pointer to its pointee after the construct's other maps (attach.rs).
+    pub const ATTACH: u64 = 0x4000;
     pub const NON_CONTIG: u64 = 1 << 44;
     pub const MEMBER_OF: u64 = 0xffff << 48;
 

@@ -3,6 +3,7 @@
 use super::map_type as mt;
 use crate::config::info;
 use crate::device::{Device, lock};
+use crate::image::Abi;
 use crate::mapping::{Entry, RefCount};
 use crate::message::{Addr, base_name, device_info, llvm_field, var_name};
 use std::ffi::CStr;
@@ -119,7 +120,12 @@ pub fn arguments(
     );
     for (i, (&size, &ty)) in sizes.iter().zip(types).enumerate() {
         let ty = ty as u64;
-        let kind = if ty & mt::TO != 0 && ty & mt::FROM != 0 {
+        // ATTACH bits come from clang 22 only; LLVM 22 names them first.
+        let kind = if ty & mt::ATTACH != 0 && ty & mt::ALWAYS != 0 {
+            "attach:always"
+        } else if ty & mt::ATTACH != 0 {
+            "attach"
+        } else if ty & mt::TO != 0 && ty & mt::FROM != 0 {
             "tofrom"
         } else if ty & mt::TO != 0 {
             "to"
@@ -355,13 +361,35 @@ pub fn empty_mapping(level: u32, device: usize, name: Option<&CStr>) {
 }
 
 /// 0x10: a kernel launch, as LLVM's plugins print it.
-pub fn launch(level: u32, device: usize, kernel: &str, blocks: u32, threads: u32, mode: &str) {
+///
+/// LLVM 22 prints all three dimensions (`[x,y,z]`); the second and third are the construct's
+/// own, at least 1.
+#[allow(clippy::too_many_arguments)]
+pub fn launch(
+    level: u32,
+    device: usize,
+    abi: Abi,
+    kernel: &str,
+    blocks: u32,
+    threads: u32,
+    mode: &str,
+    config: &omptarget_plugin::LaunchConfig,
+) {
     if level & info::KERNEL_GEOMETRY == 0 {
         return;
     }
-    let line = format!(
-        "\"PluginInterface\" device {device} info: Launching kernel {kernel} with {blocks} blocks and {threads} threads in {mode} mode\n"
-    );
+    let line = match abi {
+        Abi::Llvm19 => format!(
+            "\"PluginInterface\" device {device} info: Launching kernel {kernel} with {blocks} blocks and {threads} threads in {mode} mode\n"
+        ),
+        Abi::Llvm22 => {
+            let [_, by, bz] = config.num_teams.map(|v| v.max(1));
+            let [_, ty, tz] = config.thread_limit.map(|v| v.max(1));
+            format!(
+                "\"PluginInterface\" device {device} info: Launching kernel {kernel} with [{blocks},{by},{bz}] blocks and [{threads},{ty},{tz}] threads in {mode} mode\n"
+            )
+        }
+    };
     let _ = std::io::stderr().lock().write_all(line.as_bytes());
 }
 

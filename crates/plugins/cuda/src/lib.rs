@@ -222,6 +222,8 @@ struct CudaDevice {
     timing: timing::Timing,
     /// Record and replay: the region every device allocation comes from (never freed).
     record: std::sync::OnceLock<RecordRegion>,
+    /// The device's UUID in lower-case hex (LLVM 22's vendor UID of a CUDA device).
+    uuid: Option<String>,
 }
 
 // SAFETY: CUDA driver handles may be used from any thread once the context is current (each
@@ -359,6 +361,18 @@ impl CudaDevice {
                 sys::cuCtxSetLimit(sys::CUlimit::CU_LIMIT_MALLOC_HEAP_SIZE, config.heap_size)
             })?;
         }
+        let mut uuid = sys::CUuuid_st { bytes: [0; 16] };
+        // SAFETY: the driver writes the 16 bytes of the device's UUID.
+        let uuid = call("cuDeviceGetUuid", || unsafe {
+            sys::cuDeviceGetUuid_v2(&mut uuid, dev)
+        })
+        .ok()
+        .map(|_| {
+            uuid.bytes
+                .iter()
+                .map(|b| format!("{:02x}", *b as u8))
+                .collect::<String>()
+        });
         let mut name_buf = [0 as std::ffi::c_char; 256];
         call("cuDeviceGetName", || unsafe {
             sys::cuDeviceGetName(name_buf.as_mut_ptr(), 256, dev)
@@ -420,6 +434,7 @@ impl CudaDevice {
             peers: Mutex::new(std::collections::HashMap::new()),
             timing: timing::Timing::default(),
             record: std::sync::OnceLock::new(),
+            uuid,
         })
     }
 
@@ -753,6 +768,10 @@ struct DeviceEnvironment {
 }
 
 impl Device for CudaDevice {
+    fn vendor_uid(&self) -> Option<String> {
+        self.uuid.clone()
+    }
+
     fn compute_unit_kind(&self) -> String {
         format!("sm_{}", self.arch)
     }

@@ -442,6 +442,26 @@ impl Device {
                             min_args_version,
                         },
                     ));
+                } else if entry.flags & entry_flags::INDIRECT_VTABLE != 0 {
+                    // A vtable (LLVM 22): every slot of the host vtable translates to the same
+                    // slot of the device vtable, whose address the device symbol holds, for
+                    // device code that looks the table up (a GPU's). As LLVM 22 does, the host
+                    // vtable's mapping is the host vtable itself: device code translates
+                    // through the table, not through the mapping.
+                    if backend.uses_indirect_call_table() {
+                        let device_vtable = indirect::device_function(
+                            backend,
+                            self.id,
+                            module,
+                            name,
+                            &|host, size| self.nearest_name(&loaded.globals, host, size),
+                            info,
+                        )?;
+                        for slot in (0..entry.size).step_by(std::mem::size_of::<usize>()) {
+                            indirect_calls.push(entry.addr + slot, device_vtable + slot);
+                        }
+                    }
+                    loaded.globals.push((*entry, entry.addr));
                 } else if entry.flags & entry_flags::INDIRECT != 0 {
                     // An indirect function: its host address maps to the device function.
                     let function = indirect::device_function(

@@ -11,6 +11,10 @@ pub mod entry_flags {
     pub const DTOR: u32 = 0x04;
     pub const INDIRECT: u32 = 0x08;
     pub const REQUIRES: u32 = 0x10;
+    /// LLVM 22 (`OMP_DECLARE_TARGET_INDIRECT_VTABLE`): the entry is a C++ vtable of a class a
+    /// target region maps; `size` is the vtable's, and the device symbol is one pointer that
+    /// holds the device vtable's address.
+    pub const INDIRECT_VTABLE: u32 = 0x20;
 }
 
 /// The offload ABI a registered binary was compiled for. It is decided per binary, not per

@@ -127,3 +127,62 @@ fn indirect_functions_map_to_their_device_functions() {
     rt.unregister(key);
     assert_eq!(rt.mapped_ptr(&dev, host_lo), None);
 }
+
+#[test]
+fn llvm22_vtables_translate_slot_by_slot_and_map_to_themselves() {
+    const INDIRECT_VTABLE: u32 = 0x20;
+    let plugin = MockPlugin::new(1, false, false);
+    let state = plugin.state.clone();
+    // clang 22's vtable entry: the host vtable (40 bytes), and a device global holding the
+    // device vtable's address.
+    let dev_vtable = 0xd0d0_1000usize;
+    state.set_global(
+        "__omp_offloading_x__ZTV1D_l4addr",
+        &dev_vtable.to_ne_bytes(),
+    );
+    state.add_kernel("k", |_, _| {});
+    let rt = Runtime::new(
+        Config::default(),
+        vec![Arc::new(plugin)],
+        Box::new(NoHostRuntime),
+    );
+    let host_vtable = leak([0usize; 5]).as_ptr() as usize;
+    let region = leak(0u8) as *const u8 as usize;
+    let entries = vec![
+        OffloadEntry {
+            addr: region,
+            name: c"k",
+            size: 0,
+            flags: 0,
+            data: 0,
+        },
+        OffloadEntry {
+            addr: host_vtable,
+            name: c"__omp_offloading_x__ZTV1D_l4addr",
+            size: 40,
+            flags: INDIRECT_VTABLE,
+            data: 0,
+        },
+    ];
+    let key = leak(2u64) as *const u64 as usize;
+    let image: &'static [u8] = MAGIC;
+    rt.register(key, &[image], entries);
+    let dev = rt.device(0).unwrap();
+    let tables: Vec<Vec<(u64, u64)>> = state
+        .log()
+        .into_iter()
+        .filter_map(|op| match op {
+            Op::IndirectCalls { table, .. } => Some(table),
+            _ => None,
+        })
+        .collect();
+    let slots: Vec<(u64, u64)> = (0..5u64)
+        .map(|i| (host_vtable as u64 + 8 * i, dev_vtable as u64 + 8 * i))
+        .collect();
+    assert_eq!(tables, vec![slots], "every slot of the vtable translates");
+    assert_eq!(
+        rt.mapped_ptr(&dev, host_vtable + 16),
+        Some(host_vtable + 16),
+        "as in LLVM 22, the host vtable maps to itself"
+    );
+}

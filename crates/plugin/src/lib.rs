@@ -246,6 +246,13 @@ pub trait Device: Send + Sync {
         Ok(())
     }
 
+    /// Whether device code looks host addresses up in the indirect-call table (a GPU device
+    /// runtime), so that entries only that table needs (LLVM 22's vtables) are worth reading.
+    /// Default: no (kernels on the host device use host addresses directly).
+    fn uses_indirect_call_table(&self) -> bool {
+        false
+    }
+
     /// Makes `size` bytes of host memory at `ptr` fast to copy to and from the device
     /// (`llvm_omp_target_lock_mem`); returns the address to use. By default (as LLVM 19's host
     /// and CUDA plugins) nothing needs doing and the pointer itself is returned.

@@ -904,6 +904,10 @@ impl Device for CudaDevice {
     /// Copies the table to device memory and points the device runtime's environment at it
     /// (`IndirectCallTable`, `IndirectCallTableSize`), as LLVM 19's plugins do at load: an
     /// array of `{void *HstPtr; void *DevPtr;}` sorted by host address, and its length.
+    fn uses_indirect_call_table(&self) -> bool {
+        true
+    }
+
     fn publish_indirect_calls(&self, m: ModuleId, table: &[(u64, u64)]) -> Result<()> {
         if table.is_empty() {
             return Ok(());

@@ -630,6 +630,10 @@ impl Device for MockDevice {
                 queue_type: c"mock queue",
             })
     }
+    /// The mock stands for a GPU: device code looks host addresses up in the table.
+    fn uses_indirect_call_table(&self) -> bool {
+        true
+    }
     fn publish_indirect_calls(&self, _module: ModuleId, table: &[(u64, u64)]) -> Result<()> {
         // Part of loading an image (CUDA writes the table into the image's globals).
         self.state.check_fault(OpKind::Load)?;

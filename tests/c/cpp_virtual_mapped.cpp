@@ -1,0 +1,32 @@
+// Objects of classes with virtual functions mapped to a target region. clang 22 registers the
+// vtables of the classes a region maps (offload entry flag 0x20: the entry's size is the
+// vtable's, its device symbol one pointer to the device vtable); LLVM 22 maps each host vtable
+// to itself and gives a GPU's device runtime the slot-by-slot translation. clang 19 registers
+// nothing for them. Virtual calls through the mapped objects must reach the right overrider.
+#include <omp.h>
+#include <cstdio>
+
+struct Base {
+  virtual int get() const { return 1; }
+  virtual ~Base() {}
+};
+struct Derived : Base {
+  int v = 40;
+  int get() const override { return v + 2; }
+};
+
+int main() {
+  Derived d;
+  Base *pb = &d;
+  int dev = omp_get_default_device();
+  void *vtable = *(void **)&d;
+  int r1 = 0, r2 = 0;
+#pragma omp target map(to : d) map(from : r1)
+  r1 = d.get();
+#pragma omp target map(to : pb[0:1]) map(from : r2)
+  r2 = pb->get();
+  std::printf("virtual calls: %d %d\n", r1, r2);
+  std::printf("vtable present: %d, mapped to itself: %d\n", omp_target_is_present(vtable, dev),
+              omp_get_mapped_ptr(vtable, dev) == vtable);
+  return r1 == 42 && r2 == 42 ? 0 : 1;
+}

@@ -111,12 +111,13 @@ if [[ $target != host ]]; then
 fi
 
 # ---------------------------------------------------------------- directives
-# Same rules as crates/abi/tests/conformance.rs: only the leading run of `//` and blank lines.
+# Same rules as crates/abi/tests/conformance.rs (for its clang-19 build): only the leading run of `//` and blank lines.
 # Prints eight tab-separated fields: env, args, flags, shared-lib, cflags, tool, status
 # (`STATUS:`) and the `OURS-STDERR:` lines joined by \037 ("-" when empty). A TOOL (an OMPT
 # tool library, built into bin/) adds OMP_TOOL_LIBRARIES=@TOOLS@/libNAME.so to the
 # environment; gpu/run.sh puts bin/'s absolute path in place of @TOOLS@. EXTENSION (a feature
 # LLVM 19 lacks) is checked as a DIVERGENCE.
+# A program this clang-19 suite has nothing to run for prints SKIP.
 directives() {
   awk '
     !/^\/\// && !/^[ \t\r]*$/ { exit }
@@ -125,15 +126,23 @@ directives() {
       if (l ~ /^ENV:/) { r = substr(l, 5); n = split(r, kv, /[ \t]+/)
         for (i = 1; i <= n; i++) if (index(kv[i], "=") > 0) env = env (env == "" ? "" : " ") kv[i] }
       else if (l == "STDERR") stderr = 1
-      else if (l ~ /^SHARED-LIB:/) { lib = substr(l, 12); gsub(/^[ \t]+|[ \t]+$/, "", lib) }
+      else if (l ~ /^SHARED-LIB:/) { lib = substr(l, 12); gsub(/^[ \t]+|[ \t]+$/, "", lib)
+        # An optional second word names the compiler that builds the library.
+        n = split(lib, w, /[ \t]+/); lib = w[1]; if (n > 1) libcc = w[2] }
+      else if (l ~ /^ONLY:/) { r = substr(l, 6); n = split(r, w, /[ \t]+/)
+        for (i = 1; i <= n; i++) { if (w[i] ~ /^\(/) break; if (w[i] != "") only = only " " w[i] } }
       else if (l ~ /^ARGS:/) { r = substr(l, 6); gsub(/^[ \t]+|[ \t]+$/, "", r); gsub(/[ \t]+/, " ", r); args = r }
-      else if (l ~ /^DIVERGENCE:/ || l ~ /^EXTENSION:/) div = 1
+      else if (l ~ /^DIVERGENCE:/ || l ~ /^DIVERGENCE\(clang19\):/ || l ~ /^EXTENSION:/) div = 1
       else if (l ~ /^CFLAGS:/) { r = substr(l, 8); gsub(/^[ \t]+|[ \t]+$/, "", r); gsub(/[ \t]+/, " ", r); cflags = r }
       else if (l ~ /^TOOL:/) { tool = substr(l, 6); gsub(/^[ \t]+|[ \t]+$/, "", tool) }
       else if (l ~ /^STATUS:/) { st = substr(l, 8); gsub(/^[ \t]+|[ \t]+$/, "", st) }
       else if (l ~ /^OURS-STDERR:/) { r = substr(l, 13); gsub(/^[ \t]+|[ \t]+$/, "", r); oe = oe (oe == "" ? "" : "\037") r }
     }
     END {
+      # The suite is built with clang 19 here: a program limited to another compiler, or
+      # whose library another compiler builds, has nothing to run.
+      if ((only != "" && only !~ / clang19/) || (libcc != "" && libcc != "clang19")) {
+        printf "SKIP\t-\t-\t%s\t-\t-\t-\t-\n", (lib == "" ? "-" : lib); exit }
       if (tool != "") { t = tool; sub(/\.c$/, "", t); env = env (env == "" ? "" : " ") "OMP_TOOL_LIBRARIES=@TOOLS@/lib" t ".so" }
       flags = ""
       if (stderr) flags = "STDERR"
@@ -176,6 +185,7 @@ for src in tests/c/*.c tests/c/*.cpp; do
   # HOST-ONLY: what the program compares is a property of the host device (its allocator).
   [[ $target != host ]] && head -n 30 "$src" | grep -q '^// HOST-ONLY' && continue
   name=${base%.*}
+  [[ $(directives "$src") == SKIP* ]] && continue
   IFS=$'\t' read -r env args flags lib cflags _ status ours_stderr < <(directives "$src")
   cflag_args=(); [[ $cflags != - ]] && read -r -a cflag_args <<< "$cflags"
   printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$env" "$args" "$flags" "$lib" "$status" >> "$manifest"

@@ -1,4 +1,4 @@
-// DIVERGENCE: LLVM 19 overwrites an indirect function's device address with the host function's code bytes under unified_shared_memory, so the call through the pointer crashes
+// DIVERGENCE(clang19): LLVM 19 overwrites an indirect function's device address with the host function's code bytes under unified_shared_memory, so the call through the pointer crashes
 // `declare target indirect` under `#pragma omp requires unified_shared_memory` (OpenMP 5.2
 // §7.8.2, §8.2.1): nothing in the specification limits indirect device invocation to
 // programs without unified shared memory; a host function pointer passed to a region calls

@@ -137,6 +137,7 @@ directives() {
       else if (l ~ /^TOOL:/) { tool = substr(l, 6); gsub(/^[ \t]+|[ \t]+$/, "", tool) }
       else if (l ~ /^STATUS:/) { st = substr(l, 8); gsub(/^[ \t]+|[ \t]+$/, "", st) }
       else if (l ~ /^OURS-STDERR:/) { r = substr(l, 13); gsub(/^[ \t]+|[ \t]+$/, "", r); oe = oe (oe == "" ? "" : "\037") r }
+      else if (l ~ /^OURS-STDERR\(clang19\):/) { r = substr(l, 22); gsub(/^[ \t]+|[ \t]+$/, "", r); oe = oe (oe == "" ? "" : "\037") r }
     }
     END {
       # The suite is built with clang 19 here: a program limited to another compiler, or

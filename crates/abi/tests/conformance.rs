@@ -40,7 +40,8 @@
 //!   an abort is `signal 6`), for bad input that LLVM crashes on and we refuse with a fatal error
 //! - `// OURS-STDERR: text`   our stderr (addresses normalised) must contain this line: the
 //!   message that says why, where LLVM prints nothing useful (repeatable); a text ending in
-//!   `...` asks for a line that starts with what comes before (the rest names the device)
+//!   `...` asks for a line that starts with what comes before (the rest names the device);
+//!   `// OURS-STDERR(clang19): text` for one compiler's runs only
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -145,7 +146,8 @@ struct Directives {
     llvm22_for_both: bool,
     tool: Option<String>,
     status: Option<String>,
-    ours_stderr: Vec<String>,
+    /// (compiler it is limited to, line)
+    ours_stderr: Vec<(Option<String>, String)>,
 }
 
 impl Directives {
@@ -197,7 +199,12 @@ fn directives(src: &str) -> Directives {
         } else if let Some(rest) = line.strip_prefix("STATUS:") {
             d.status = Some(rest.trim().into());
         } else if let Some(rest) = line.strip_prefix("OURS-STDERR:") {
-            d.ours_stderr.push(rest.trim().into());
+            d.ours_stderr.push((None, rest.trim().into()));
+        } else if let Some(rest) = line.strip_prefix("OURS-STDERR(")
+            && let Some((oracle, text)) = rest.split_once("):")
+        {
+            d.ours_stderr
+                .push((Some(oracle.trim().into()), text.trim().into()));
         } else if let Some(rest) = line.strip_prefix("EXTENSION:") {
             d.divergence = Some((None, format!("an extension LLVM lacks: {}", rest.trim())));
         } else if let Some(rest) = line.strip_prefix("TOOL:") {
@@ -456,7 +463,10 @@ fn check_program(oracle: &Oracle, src: &Path, build: &Path, ours: &Path) -> Resu
         }
     }
 
-    for line in &d.ours_stderr {
+    for (only, line) in &d.ours_stderr {
+        if only.as_ref().is_some_and(|o| o != oracle.name) {
+            continue;
+        }
         let matches = |l: &str| match line.strip_suffix("...") {
             Some(prefix) => l.starts_with(prefix),
             None => l.trim_end() == line,

@@ -48,7 +48,11 @@ export! {
         match rt.interop_init(i64::from(device), kind) {
             Ok(obj) => write_slot(interop, Arc::into_raw(obj) as usize),
             Err(Error::NoForeignRuntime { device }) => {
-                // LLVM 19's words for a plugin without interop support (the host device).
+                // LLVM 19's words for a plugin without interop support (the host device);
+                // LLVM 22 says nothing there.
+                if rt.abi_at(loc as usize) == Abi::Llvm22 {
+                    return;
+                }
                 omptarget_core::message::plugin_error(format_args!(
                     "Failure to initialize device info at {} on device {device}: initDeviceInfoImpl not supported",
                     omptarget_core::message::Addr(interop as usize)

@@ -193,8 +193,9 @@ fn target_kernel(
             0,
         )
     };
-    if version == 0 {
-        // No compiler emits version 0 (clang 15 and 16 emit 1, 17 emits 2, 18 and later 3).
+    if version == 0 && ka.flags & super::language::FLAG_IS_CUDA == 0 {
+        // No compiler emits version 0 (clang 15 and 16 emit 1, 17 emits 2, 18 and later 3);
+        // LLVM 22's llvmLaunchKernel launches with version 0 and the IsCUDA flag.
         report(format_args!(
             "KernelArgs Version is 0, which no compiler emits (1 to 3): the region is not launched"
         ));

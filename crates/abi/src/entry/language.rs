@@ -43,7 +43,7 @@ struct KernelLaunchParams {
 }
 
 /// `KernelArgsTy::Flags` bit 1: the kernel was launched by a kernel language.
-const FLAG_IS_CUDA: u64 = 2;
+pub(super) const FLAG_IS_CUDA: u64 = 2;
 
 export! {
     /// Saves this thread's configuration for the next launch; returns 0 (success).

@@ -1,3 +1,4 @@
+// ONLY: clang19 (LLVM 22 registers no device for an OffloadBinary whose triple is empty (LLVM 19 judges the image); ours follows LLVM 19 for every binary: a gap for clang-22 binaries, see the note of 2026-12-01)
 // An OffloadBinary whose triple and arch are empty strings: the image is judged by its own
 // bytes, as LLVM 19 judges it (before, ours took "" for a triple no plugin runs and found no
 // device). The program interposes its own __tgt_register_lib (the executable's symbol comes

@@ -443,6 +443,7 @@ impl Device {
                         },
                     ));
                 } else if entry.flags & entry_flags::INDIRECT_VTABLE != 0 {
+                    indirect::check_vtable(entry.addr, entry.size, name)?;
                     // A vtable (LLVM 22): every slot of the host vtable translates to the same
                     // slot of the device vtable, whose address the device symbol holds, for
                     // device code that looks the table up (a GPU's). As LLVM 22 does, the host

@@ -37,6 +37,26 @@ impl IndirectCallTable {
     }
 }
 
+/// The most slots a vtable entry may have: a C++ class with a million virtual functions is
+/// not a program but a corrupt entry, whose table would otherwise take all host memory.
+pub(crate) const MAX_VTABLE_SLOTS: usize = 1 << 20;
+
+/// Refuses a vtable entry (LLVM 22) that cannot be a host vtable: a size that is not a whole
+/// number of function pointers, past [`MAX_VTABLE_SLOTS`], or a table that wraps the address
+/// space.
+pub(crate) fn check_vtable(addr: usize, size: usize, name: &str) -> Result<()> {
+    if !size.is_multiple_of(WORD)
+        || size / WORD > MAX_VTABLE_SLOTS
+        || addr.checked_add(size).is_none()
+    {
+        return Err(crate::error::Error::InvalidImage(format!(
+            "the indirect vtable entry '{name}' at {addr:#x} has size {size}, which is not a \
+             table of at most {MAX_VTABLE_SLOTS} function pointers"
+        )));
+    }
+    Ok(())
+}
+
 /// Reads the device function address the device global `name` of an indirect entry holds.
 ///
 /// `info` and `trace_name` only serve the `LIBOMPTARGET_INFO` 0x20 line LLVM 19 prints for

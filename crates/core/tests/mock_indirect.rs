@@ -186,3 +186,44 @@ fn llvm22_vtables_translate_slot_by_slot_and_map_to_themselves() {
         "as in LLVM 22, the host vtable maps to itself"
     );
 }
+
+#[test]
+fn a_vtable_entry_of_impossible_size_is_refused_without_building_its_table() {
+    // Found by the entry_table fuzzer: a vtable entry of size ~2^64 made the runtime push one
+    // table pair per slot until the host ran out of memory.
+    const INDIRECT_VTABLE: u32 = 0x20;
+    for size in [usize::MAX & !7, 12, (1 << 20) * 8 + 8] {
+        let plugin = MockPlugin::new(1, false, false);
+        let state = plugin.state.clone();
+        state.set_global("vt", &0xd0d0_1000usize.to_ne_bytes());
+        let rt = Runtime::new(
+            Config::default(),
+            vec![Arc::new(plugin)],
+            Box::new(NoHostRuntime),
+        );
+        let host_vtable = leak([0usize; 5]).as_ptr() as usize;
+        let entries = vec![OffloadEntry {
+            addr: host_vtable,
+            name: c"vt",
+            size,
+            flags: INDIRECT_VTABLE,
+            data: 0,
+        }];
+        let key = leak(3u64) as *const u64 as usize;
+        rt.register(key, &[MAGIC], entries);
+        let err = rt.device(0).err().expect("the image must not load");
+        assert!(
+            err.to_string().contains("indirect vtable entry 'vt'"),
+            "size {size}: {err}"
+        );
+        assert!(
+            !state
+                .log()
+                .iter()
+                .any(|op| matches!(op, Op::IndirectCalls { .. })),
+            "no table is published for a refused image"
+        );
+        rt.unregister(key);
+        assert_eq!(state.memory.live(), 0);
+    }
+}

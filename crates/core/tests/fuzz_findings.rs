@@ -50,6 +50,32 @@ fn corrupt_global_entries_are_not_mapped() {
     assert_eq!(state.memory.live(), 0);
 }
 
+/// entry_table: two empty indirect entries (flags INDIRECT | LINK, size 0: not kernels) at
+/// one address, or a global at the address of one, were inserted under the same key of the mapping table (a debug assertion;
+/// in a release build the first mapping was lost). The first entry wins; a global that starts
+/// at an indirect function's address is reported and left unmapped.
+#[test]
+fn entries_at_an_indirect_functions_address_are_not_mapped_twice() {
+    use omptarget_core::image::entry_flags;
+    let (rt, state) = runtime(1);
+    let indirect = |addr| OffloadEntry {
+        flags: entry_flags::INDIRECT | entry_flags::LINK,
+        ..global(addr, 0)
+    };
+    let entries = vec![indirect(0x1000), indirect(0x1000), global(0x1000, 8)];
+    rt.register(1, &[MAGIC], entries);
+    let dev = rt.device(0).expect("the image still loads");
+    dev.check_table().expect("no entries under one key");
+    let mapped: Vec<(usize, usize)> = dev
+        .mappings()
+        .iter()
+        .map(|e| (e.host_begin, e.host_end))
+        .collect();
+    assert_eq!(mapped, vec![(0x1000, 0x1000)]);
+    rt.unregister(1);
+    assert_eq!(state.memory.live(), 0);
+}
+
 /// map_args: a RETURN_PARAM item in a target region had its base replaced by the device
 /// address in the entry half, and the launch then read that device address as a host
 /// pointer (PTR_AND_OBJ: SIGSEGV) or offset the kernel argument by it. The kernel now gets

@@ -223,8 +223,10 @@ impl MappingTable {
             }
             return result;
         }
+        // An entry that begins at `begin` holds part of the interval even when it is empty
+        // (an indirect function's): the interval cannot be mapped beside it.
         if let Some(e) = left
-            && begin < e.host_end
+            && (begin < e.host_end || e.host_begin == begin)
         {
             result.entry = Some(e.host_begin);
             result.contained = end <= e.host_end;
@@ -403,6 +405,19 @@ mod tests {
         assert!(t.lookup(149, 0).contained);
         assert!(!t.lookup(150, 0).contained);
         assert!(!t.lookup(99, 0).contained);
+    }
+
+    /// entry_table fuzzing: an empty entry (an indirect function's) was seen by no lookup, so
+    /// an interval starting at its address was inserted under the same key and replaced it.
+    #[test]
+    fn an_empty_entry_blocks_an_interval_that_starts_at_it() {
+        let mut t = MappingTable::new();
+        t.insert(entry(100, 0));
+        let l = t.lookup(100, 8);
+        assert_eq!(l.entry, Some(100));
+        assert!(!l.contained && l.extends_after);
+        assert_eq!(t.lookup(96, 4), Lookup::default(), "ends where it begins");
+        assert_eq!(t.lookup(101, 4), Lookup::default());
     }
 
     #[test]

@@ -140,6 +140,10 @@ fn check_program_headers(header: &FileHeader, bytes: &[u8]) -> Result<Segments, 
     let headers = header
         .program_headers(endian, bytes)
         .map_err(|e| bad(format!("program headers: {e} (the image is truncated?)")))?;
+    // The segment layout rules are `dlopen`'s (it maps each PT_LOAD at its address). The CUDA
+    // driver loads a cubin by its sections: nvlink gives every cubin segment address 0, so
+    // they overlap by design; only that they lie inside the file matters there.
+    let mapped_by_address = header.e_machine(endian) != elf::EM_CUDA;
     let mut loads: Vec<Load> = Vec::new();
     let mut dynamic = None;
     for (i, ph) in headers.iter().enumerate() {
@@ -153,6 +157,7 @@ fn check_program_headers(header: &FileHeader, bytes: &[u8]) -> Result<Segments, 
             )));
         }
         match ph.p_type(endian) {
+            elf::PT_LOAD if !mapped_by_address => {}
             elf::PT_LOAD => {
                 let (vaddr, memsz, align) =
                     (ph.p_vaddr(endian), ph.p_memsz(endian), ph.p_align(endian));
@@ -193,7 +198,7 @@ fn check_program_headers(header: &FileHeader, bytes: &[u8]) -> Result<Segments, 
                     executable: ph.p_flags(endian) & elf::PF_X != 0,
                 });
             }
-            elf::PT_DYNAMIC => {
+            elf::PT_DYNAMIC if mapped_by_address => {
                 if filesz % std::mem::size_of::<Dyn>() as u64 != 0 || dynamic.is_some() {
                     return Err(bad("malformed dynamic segment"));
                 }
@@ -209,6 +214,9 @@ fn check_program_headers(header: &FileHeader, bytes: &[u8]) -> Result<Segments, 
     // Segments the loader reads through their addresses once the image is mapped: each must
     // lie in a loadable segment that maps its file bytes at that address.
     for (i, ph) in headers.iter().enumerate() {
+        if !mapped_by_address {
+            break;
+        }
         let t = ph.p_type(endian);
         if !matches!(
             t,
@@ -819,6 +827,44 @@ mod tests {
         load(&mut b, 0, 4000, 176, 4096, 0);
         let e = validate_elf(&b).unwrap_err();
         assert!(e.0.contains("overlaps"), "{e}");
+    }
+
+    /// The program headers nvlink writes into a CUDA 12 (ELF ABI 7) cubin, as `readelf -l`
+    /// shows them for `tests/c/api_is_present.c` built for sm_90: PHDR and three PT_LOADs, all
+    /// at address 0. The host loader's layout rules refused every such cubin (all GPU programs
+    /// stopped with "loadable segment 2 ... overlaps or precedes the one before").
+    #[test]
+    fn a_cubins_overlapping_segments_pass_but_not_a_host_images() {
+        for (machine, ok) in [(elf::EM_CUDA, true), (elf::EM_X86_64, false)] {
+            let mut b = header(4, 0);
+            b[7] = 0x33; // ELFOSABI_CUDA
+            b[8] = 7; // ABI version 7
+            b[16..18].copy_from_slice(&elf::ET_EXEC.to_le_bytes());
+            b[18..20].copy_from_slice(&machine.to_le_bytes());
+            let phdr_at = b.len() as u64;
+            let mut ph = vec![0u8; 56];
+            ph[..4].copy_from_slice(&elf::PT_PHDR.to_le_bytes());
+            ph[8..16].copy_from_slice(&phdr_at.to_le_bytes());
+            ph[32..40].copy_from_slice(&224u64.to_le_bytes());
+            ph[40..48].copy_from_slice(&224u64.to_le_bytes());
+            b.extend(ph);
+            load(&mut b, 0, 0, 0x40, 0x40, 8);
+            load(&mut b, 0x40, 0, 0x20, 0xec, 8);
+            load(&mut b, phdr_at, 0, 224, 224, 8);
+            b.resize(0x200, 0);
+            let r = validate_elf(&b);
+            assert_eq!(r.is_ok(), ok, "machine {machine}: {r:?}");
+            if ok {
+                assert_eq!(r.unwrap().machine, elf::EM_CUDA);
+            } else {
+                assert!(r.unwrap_err().0.contains("overlaps"));
+            }
+        }
+        // A cubin's segments must still lie inside the file.
+        let mut b = header(1, 0);
+        b[18..20].copy_from_slice(&elf::EM_CUDA.to_le_bytes());
+        load(&mut b, 0, 0, 8192, 8192, 8);
+        assert!(validate_elf(&b).unwrap_err().0.contains("lies beyond"));
     }
 
     #[test]

@@ -198,3 +198,56 @@ fn a_failed_copy_back_at_the_end_of_a_region_retires_the_entry() {
         }
     }
 }
+
+/// A queue that fails when it is synchronised (a kernel that faulted, on a GPU) or polled
+/// says why on stderr in LLVM's words, before the construct's failure is handled; before, the
+/// only lines were the generic ones ("Consult ...", "failure of target construct"). The
+/// construct runs in a child process of this test binary, whose stderr the test reads.
+#[test]
+fn a_failed_synchronisation_or_query_says_why() {
+    if let Ok(which) = std::env::var("OMPTARGET_TEST_CHILD") {
+        let (how, fault) = match which.as_str() {
+            "sync" => (Completion::Blocking, OpKind::Synchronize),
+            _ => (Completion::Nowait, OpKind::Query),
+        };
+        let fx = fixture(true, true);
+        let x = Box::new(1i32);
+        fx.state.fail_nth(fault, 1);
+        let r = target(
+            &fx,
+            how,
+            &[(addr(&*x), 4, mt::TO | mt::FROM | mt::TARGET_PARAM)],
+        );
+        assert!(r.is_err());
+        return;
+    }
+    for (which, line) in [
+        (
+            "sync",
+            "\"PluginInterface\" error: Failure to synchronize stream (nil): ",
+        ),
+        (
+            "query",
+            "\"PluginInterface\" error: Failure to query stream (nil): ",
+        ),
+    ] {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "a_failed_synchronisation_or_query_says_why",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env("OMPTARGET_TEST_CHILD", which)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{which}: the child failed: {stderr}");
+        assert!(
+            stderr
+                .lines()
+                .any(|l| l.starts_with(line) && l.contains("injected")),
+            "{which}: stderr lacks `{line}...`:\n{stderr}"
+        );
+    }
+}

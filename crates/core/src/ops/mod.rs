@@ -385,10 +385,17 @@ impl AsyncInfo {
         let queue = self.queue.take();
         if let Some(q) = queue {
             let synced = self.device.backend().and_then(|b| {
-                b.synchronize(q).map_err(|source| Error::Device {
-                    device: self.device.id,
-                    what: "synchronising a queue",
-                    source,
+                b.synchronize(q).map_err(|source| {
+                    // LLVM's line, with the driver's reason (a kernel that faulted shows
+                    // here first: an illegal address, a trap).
+                    crate::message::plugin_error(format_args!(
+                        "Failure to synchronize stream (nil): {source}"
+                    ));
+                    Error::Device {
+                        device: self.device.id,
+                        what: "synchronising a queue",
+                        source,
+                    }
                 })
             });
             if result.is_ok() {
@@ -404,15 +411,16 @@ impl AsyncInfo {
     pub fn is_done(&mut self) -> Result<bool> {
         self.retire_issued()?;
         if let Some(q) = self.queue {
-            let done = self
-                .device
-                .backend()?
-                .query(q)
-                .map_err(|source| Error::Device {
+            let done = self.device.backend()?.query(q).map_err(|source| {
+                crate::message::plugin_error(format_args!(
+                    "Failure to query stream (nil): {source}"
+                ));
+                Error::Device {
                     device: self.device.id,
                     what: "querying a queue",
                     source,
-                })?;
+                }
+            })?;
             if !done {
                 return Ok(false);
             }

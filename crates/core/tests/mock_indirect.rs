@@ -211,7 +211,9 @@ fn a_vtable_entry_of_impossible_size_is_refused_without_building_its_table() {
         }];
         let key = leak(3u64) as *const u64 as usize;
         rt.register(key, &[MAGIC], entries);
-        let err = rt.device(0).err().expect("the image must not load");
+        let Err(err) = rt.device(0) else {
+            panic!("size {size}: the image must not load");
+        };
         assert!(
             err.to_string().contains("indirect vtable entry 'vt'"),
             "size {size}: {err}"

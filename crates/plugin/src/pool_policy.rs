@@ -213,6 +213,13 @@ pub fn alloc_with_patience(
     policy: &PoolPolicy,
     mut sleep: impl FnMut(Duration),
 ) -> crate::Result<std::result::Result<usize, Shortage>> {
+    if size > ops.total() {
+        // Nothing given back or waited for can make room: no driver call either.
+        return Ok(Err(Shortage {
+            reading: ops.reading(true),
+            waited: Duration::ZERO,
+        }));
+    }
     if let Some(p) = ops.try_alloc(size)? {
         return Ok(Ok(p));
     }

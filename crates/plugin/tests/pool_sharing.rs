@@ -262,8 +262,13 @@ fn a_failed_allocation_waits_for_another_process_to_go_idle() {
 fn a_request_larger_than_the_device_fails_without_waiting() {
     let gpu = Gpu::new(140 * GIB, 1);
     let w = World::new(&gpu, policy(), u64::MAX);
+    w.region(0, 10 * GIB, ms(1)).expect("10 GiB");
+    let cached = gpu.pools.borrow()[0].0;
+    assert!(cached >= 10 * GIB);
     let e = w.region(0, 4096 * GIB, ms(1)).expect_err("4 TiB");
     assert_eq!(e.waited, Duration::ZERO);
+    // No trim can make room for it: the cache stays (and the driver is not asked).
+    assert_eq!(gpu.pools.borrow()[0].0, cached);
 }
 
 #[test]

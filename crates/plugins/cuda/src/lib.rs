@@ -541,7 +541,14 @@ impl CudaDevice {
             }
             Ok(ptr as usize)
         };
-        let ptr = match attempt(size) {
+        // A request larger than the device goes to the policy without a driver call (which
+        // would only fail, and show as an error under compute-sanitizer).
+        let first = if size > self.total_memory {
+            Err(Error::new(ErrorKind::OutOfMemory, "larger than the device"))
+        } else {
+            attempt(size)
+        };
+        let ptr = match first {
             Ok(p) => p,
             Err(first) if first.kind != ErrorKind::OutOfMemory => return Err(first),
             // The device is full: our own cache first, then patience for other processes'

@@ -1,3 +1,4 @@
+// HOST-ONLY: its kernels read host memory through unmapped pointers, which only the host device's shared address space allows
 // Pointers to pointers, zero-length sections and implicitly mapped pointers, as clang 22
 // expresses them with ATTACH entries (clang 19 with PTR_AND_OBJ): which device pointers end up
 // attached, what a kernel receives, and that nothing stays mapped.

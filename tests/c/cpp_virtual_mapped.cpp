@@ -1,3 +1,4 @@
+// HOST-ONLY: clang 19 registers no vtables: a virtual call through a mapped object reaches the host vtable, which only the host device can read
 // Objects of classes with virtual functions mapped to a target region. clang 22 registers the
 // vtables of the classes a region maps (offload entry flag 0x20: the entry's size is the
 // vtable's, its device symbol one pointer to the device vtable); LLVM 22 maps each host vtable

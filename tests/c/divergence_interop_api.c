@@ -1,3 +1,4 @@
+// HOST-ONLY: what it checks is the host device's interop answer (no foreign runtime); on a GPU the object is a CUDA one (gpu/tools/interop_stream.c)
 // DIVERGENCE: LLVM 19 crashes (SIGSEGV) on `interop init(targetsync:)` for a device without interop support (it dereferences the omp_interop_none it just stored) and on every omp_get_interop_* query of omp_interop_none; omp_get_interop_name/type_desc return NULL for every property and omp_get_interop_rc_desc is not reached (libomp 19 looks up "omp_get_interop_rec_desc"). OpenMP 5.2 §14.2 asks for omp_irc_empty on omp_interop_none and for names and descriptions of each property
 // OURS-STDERR(clang19): "PluginInterface" error: Failure to initialize device info at 0xADDR on device 0: initDeviceInfoImpl not supported
 // OURS-STDERR: omptarget error: interop use: the interop object is omp_interop_none

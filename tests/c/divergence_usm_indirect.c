@@ -1,3 +1,4 @@
+// GPU-UNCOMPARED: unified shared memory on an H200 without HMM/ATS (PAGEABLE_MEMORY_ACCESS 0): ours refuses at registration, LLVM 19 faults (docs/GPU.md)
 // DIVERGENCE(clang19): LLVM 19 overwrites an indirect function's device address with the host function's code bytes under unified_shared_memory, so the call through the pointer crashes
 // `declare target indirect` under `#pragma omp requires unified_shared_memory` (OpenMP 5.2
 // §7.8.2, §8.2.1): nothing in the specification limits indirect device invocation to

@@ -1,3 +1,4 @@
+// GPU-UNCOMPARED: LLVM 19's bundled runtime sends the tool no target callbacks on the GPU
 // TOOL: ompt_tool.c
 // OMPT data operations of the device memory routines, compared with LLVM 19's:
 // omp_target_alloc / omp_target_free (also on the initial device, which reports nothing, and

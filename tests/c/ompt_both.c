@@ -1,3 +1,4 @@
+// GPU-UNCOMPARED: LLVM 19's bundled runtime sends the tool no target callbacks on the GPU
 // TOOL: ompt_tool.c
 // ENV: OMPT_TOOL_MODE=both
 // A tool that registers the EMI callbacks and the non-EMI ones gets the EMI callbacks only

@@ -1,3 +1,4 @@
+// GPU-UNCOMPARED: LLVM 19's bundled runtime sends the tool no target callbacks on the GPU
 // TOOL: ompt_tool.c
 // OMPT callbacks (EMI) of every construct kind, compared with LLVM 19's: target regions with
 // each map type, scalars by value, first-private arrays (packed into one buffer, as LLVM

@@ -1,3 +1,4 @@
+// GPU-UNCOMPARED: LLVM 19's bundled runtime sends the tool no target callbacks on the GPU
 // TOOL: ompt_tool.c
 // STDERR
 // A construct that fails (a `present` map of unmapped data, fatal as offloading is

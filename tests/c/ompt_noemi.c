@@ -1,3 +1,4 @@
+// GPU-UNCOMPARED: LLVM 19's bundled runtime sends the tool no target callbacks on the GPU
 // TOOL: ompt_tool.c
 // ENV: OMPT_TOOL_MODE=noemi
 // The non-EMI callbacks (ompt_callback_target, _target_data_op, _target_submit), compared

@@ -196,10 +196,15 @@ static const char *ep_name(ompt_scope_endpoint_t e) {
   } while (0)
 
 // ------------------------------------------------------------------ device callbacks
+// Devices whose images are GPU binaries (type sm_*): their size depends on the CUDA toolchain
+// that built them (the suite's ABI 7 and ABI 8 builds differ), so it is not printed.
+static int gpu_device[64];
+
 static void on_device_initialize(int dev, const char *type, ompt_device_t *device,
                                  ompt_function_lookup_t lookup, const char *doc) {
   (void)device;
   (void)lookup;
+  if (dev >= 0 && dev < 64) gpu_device[dev] = type && strncmp(type, "sm_", 3) == 0;
   if (portable && dev != 0) return;
   pthread_mutex_lock(&mu);
   if (portable)
@@ -226,6 +231,7 @@ static void on_device_load(int dev, const char *file, int64_t offset, void *vma,
   if (unload) snprintf(m, sizeof m, " mod=m%d", find_or_add(&modules, module));
   char b[32] = "n";
   if (!portable) snprintf(b, sizeof b, "%zu", bytes);
+  if (!portable && dev >= 0 && dev < 64 && gpu_device[dev]) snprintf(b, sizeof b, "cubin");
   OUT("device_load dev=%d file=%s offset=%ld vma=%s bytes=%s host=%s devaddr=%s%s\n", dev,
       file ? file : "null", (long)offset, vma ? "set" : "null", b, h, devaddr ? "set" : "null",
       m);

@@ -1,3 +1,4 @@
+// GPU-UNCOMPARED: unified shared memory on an H200 without HMM/ATS (PAGEABLE_MEMORY_ACCESS 0): ours refuses at registration, LLVM 19 faults (docs/GPU.md)
 // STDERR
 // `__tgt_register_requires`, through which clang 18 and older registered `#pragma omp
 // requires`, is gone from LLVM 19's runtime: a call only prints that it was removed and

@@ -1,3 +1,4 @@
+// GPU-UNCOMPARED: unified shared memory on an H200 without HMM/ATS (PAGEABLE_MEMORY_ACCESS 0): ours refuses at registration, LLVM 19 faults (docs/GPU.md)
 // `unified_shared_memory` with the `close` map-type modifier (OpenMP 5.2 §5.8.3): `close`
 // asks for a device copy, which follows the ordinary mapping rules (copies at entry and exit,
 // `target update`, reference counts); a map without `close` of data already mapped uses

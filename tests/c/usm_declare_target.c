@@ -1,3 +1,4 @@
+// GPU-UNCOMPARED: unified shared memory on an H200 without HMM/ATS (PAGEABLE_MEMORY_ACCESS 0): ours refuses at registration, LLVM 19 faults (docs/GPU.md)
 // `unified_shared_memory` with `declare target` variables (OpenMP 5.2 §7.8.1, §8.2.1):
 // clang turns each into a reference to the host variable, which the runtime points at the
 // host copy when it loads the image, so host and device share one copy without `target

@@ -1,3 +1,4 @@
+// GPU-UNCOMPARED: unified shared memory on an H200 without HMM/ATS (PAGEABLE_MEMORY_ACCESS 0): ours refuses at registration, LLVM 19 faults (docs/GPU.md)
 // ENV: LIBOMPTARGET_INFO=8
 // STDERR
 // `unified_shared_memory` and LIBOMPTARGET_INFO 0x08 (mappings created and removed): each

@@ -1,3 +1,4 @@
+// GPU-UNCOMPARED: unified shared memory on an H200 without HMM/ATS (PAGEABLE_MEMORY_ACCESS 0): ours refuses at registration, LLVM 19 faults (docs/GPU.md)
 // `#pragma omp requires unified_shared_memory` (OpenMP 5.2 §8.2.1, §5.8.3): host data
 // mapped without `close` is used in place on the device, as LLVM 19 does: no device copy,
 // so device writes are visible on the host as soon as the region ends (even inside a `target

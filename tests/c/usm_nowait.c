@@ -1,3 +1,4 @@
+// GPU-UNCOMPARED: unified shared memory on an H200 without HMM/ATS (PAGEABLE_MEMORY_ACCESS 0): ours refuses at registration, LLVM 19 faults (docs/GPU.md)
 // `unified_shared_memory` with `nowait` (OpenMP 5.2 §13.8, §8.2.1): deferred target tasks
 // chained by dependences work on host data in place; after `taskwait` the host sees every
 // update, without any copy back (the first region maps its chunk `to` only).

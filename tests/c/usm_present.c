@@ -1,3 +1,4 @@
+// GPU-UNCOMPARED: unified shared memory on an H200 without HMM/ATS (PAGEABLE_MEMORY_ACCESS 0): ours refuses at registration, LLVM 19 faults (docs/GPU.md)
 // `unified_shared_memory` and the `present` modifier, as LLVM 19 treats them: a map with
 // `present` of data that is not mapped uses it in place (under USM host data needs no
 // device copy to be accessible), at entry and at exit; with `close` it is the ordinary

@@ -1,3 +1,4 @@
+// GPU-UNCOMPARED: unified shared memory on an H200 without HMM/ATS (PAGEABLE_MEMORY_ACCESS 0): ours refuses at registration, LLVM 19 faults (docs/GPU.md)
 // `unified_shared_memory` with device memory from `omp_target_alloc` (OpenMP 5.2 §18.8.1):
 // it is still device memory: passed with `is_device_ptr`, filled with `omp_target_memcpy`,
 // not "present" as mapped host data, and host data next to it is used in place.

@@ -19,6 +19,9 @@ pub enum Verdict {
     Ok,
     /// A DIVERGENCE program printed its `.expected`.
     OkDiv,
+    /// A `GPU-UNCOMPARED` program ran under ours without a failure the suite can see (LLVM's
+    /// run is no oracle for it).
+    Uncompared,
     /// What differed, comma-separated.
     Fail(String),
     /// Why it was not compared (`time`: the deadline came first).
@@ -32,6 +35,7 @@ impl fmt::Display for Verdict {
         match self {
             Verdict::Ok => f.write_str("ok"),
             Verdict::OkDiv => f.write_str("ok-div"),
+            Verdict::Uncompared => f.write_str("ok-uncompared"),
             Verdict::Fail(w) => write!(f, "FAIL({w})"),
             Verdict::Skip(w) => write!(f, "SKIP({w})"),
             Verdict::NotRun => f.write_str("-"),
@@ -41,7 +45,7 @@ impl fmt::Display for Verdict {
 
 impl Verdict {
     pub fn is_ok(&self) -> bool {
-        matches!(self, Verdict::Ok | Verdict::OkDiv)
+        matches!(self, Verdict::Ok | Verdict::OkDiv | Verdict::Uncompared)
     }
     pub fn is_fail(&self) -> bool {
         matches!(self, Verdict::Fail(_))
@@ -111,6 +115,13 @@ pub fn primary_verdict(
     }
     if lacks_a_line(ours.stderr, ours_stderr) {
         why.push("ours-stderr-lacks-line".into());
+    }
+    if p.uncompared {
+        return if why.is_empty() {
+            Verdict::Uncompared
+        } else {
+            Verdict::Fail(format!("uncompared:{}", why.join(",")))
+        };
     }
     if p.divergence {
         let status = p.status.as_deref().unwrap_or("exit 0");
@@ -660,6 +671,34 @@ mod tests {
             ),
             Verdict::Ok
         );
+    }
+
+    #[test]
+    fn uncompared_programs_are_checked_against_ours_alone() {
+        let p = program("STDERR,DIVERGENCE,GPU-UNCOMPARED");
+        assert!(p.uncompared && p.divergence);
+        let crash = Status::Signal(6);
+        let v = |ours_status: &Status, required: &[String]| {
+            primary_verdict(
+                &p,
+                &seen(&crash, "", "llvm faulted\n"),
+                &seen(ours_status, "", "refused\n"),
+                Some("spec\n"),
+                required,
+                false,
+            )
+            .to_string()
+        };
+        // LLVM's outcome and the .expected file are not what decides.
+        assert_eq!(v(&crash, &[]), "ok-uncompared");
+        assert_eq!(v(&OK, &[]), "ok-uncompared");
+        // What ours must show still counts.
+        assert_eq!(
+            v(&OK, &["missing".into()]),
+            "FAIL(uncompared:ours-stderr-lacks-line)"
+        );
+        assert_eq!(v(&Status::Timeout, &[]), "FAIL(uncompared:ours-timeout)");
+        assert!(!program("STDERR").uncompared);
     }
 
     #[test]

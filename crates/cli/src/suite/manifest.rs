@@ -19,6 +19,10 @@ pub struct Program {
     pub stderr: bool,
     /// `// DIVERGENCE:`: ours must print the `.expected` file, LLVM must not.
     pub divergence: bool,
+    /// `// GPU-UNCOMPARED: why`: on the GPU LLVM 19's run is no oracle for this program (it
+    /// crashes, or its CUDA plugin lacks what the program tests): ours runs and is checked
+    /// against itself (ABI v8 against v7, `OURS-STDERR` lines), LLVM's outcome is reported.
+    pub uncompared: bool,
     /// `// STATUS:` (with DIVERGENCE): the exit status ours must have, as `exit N` or
     /// `signal N` (default `exit 0`).
     pub status: Option<String>,
@@ -67,6 +71,7 @@ pub fn parse(text: &str) -> Result<Vec<Program>, String> {
             args,
             stderr: flags.contains(&"STDERR"),
             divergence: flags.iter().any(|f| f.starts_with("DIVERGENCE")),
+            uncompared: flags.contains(&"GPU-UNCOMPARED"),
             status: Some(none(field(5)))
                 .filter(|s| !s.is_empty())
                 .map(str::to_owned),

@@ -245,7 +245,15 @@ impl RowVerdict {
     }
 }
 
-pub fn row_verdict(ours: &Outcome, oracle: &Outcome, deadline_passed: bool) -> RowVerdict {
+/// `statuses_may_differ`: the program's exit status under ours is meant to differ from LLVM's
+/// (a `DIVERGENCE` or `GPU-UNCOMPARED` program): with both runs clean, that is no failure of
+/// the sanitizer's comparison.
+pub fn row_verdict(
+    ours: &Outcome,
+    oracle: &Outcome,
+    deadline_passed: bool,
+    statuses_may_differ: bool,
+) -> RowVerdict {
     for o in [ours, oracle] {
         if let Finding::Skipped(why) = &o.finding {
             return RowVerdict::Skip(why.clone());
@@ -265,7 +273,7 @@ pub fn row_verdict(ours: &Outcome, oracle: &Outcome, deadline_passed: bool) -> R
     let same = ours.finding == oracle.finding;
     match (&ours.finding, &oracle.finding) {
         (Finding::Clean, Finding::Clean) | (Finding::Disabled, Finding::Disabled) => {
-            if ours.status != oracle.status {
+            if ours.status != oracle.status && !statuses_may_differ {
                 why.push(format!(
                     "status: ours {}, llvm {}",
                     ours.status, oracle.status
@@ -483,7 +491,12 @@ fn report(ctx: &Ctx, items: &[Item], outcomes: &[Outcome], started: std::time::I
     for k in (0..items.len()).step_by(2) {
         let it = &items[k];
         let (ours, oracle) = (&outcomes[k], &outcomes[k + 1]);
-        let v = row_verdict(ours, oracle, passed);
+        let v = row_verdict(
+            ours,
+            oracle,
+            passed,
+            it.program.divergence || it.program.uncompared,
+        );
         let name = if it.suite.label.is_empty() {
             it.program.name.clone()
         } else {
@@ -785,7 +798,7 @@ mod tests {
     #[test]
     fn rows_compare_ours_with_the_oracle() {
         let ok = Status::Exit(0);
-        let v = |a: &Outcome, b: &Outcome| row_verdict(a, b, false).to_string();
+        let v = |a: &Outcome, b: &Outcome| row_verdict(a, b, false, false).to_string();
         assert_eq!(
             v(&outcome(CLEAN, ok.clone()), &outcome(CLEAN, ok.clone())),
             "ok"
@@ -827,6 +840,16 @@ mod tests {
             ),
             "FAIL(status: ours exit 1, llvm exit 0)"
         );
+        // ... unless the program's status is meant to differ (DIVERGENCE, GPU-UNCOMPARED).
+        assert_eq!(
+            row_verdict(
+                &outcome(CLEAN, Status::Exit(1)),
+                &outcome(CLEAN, ok.clone()),
+                false,
+                true
+            ),
+            RowVerdict::Ok
+        );
         let mut wrong = outcome(CLEAN, ok.clone());
         wrong.loaded_ok = false;
         assert_eq!(
@@ -841,7 +864,8 @@ mod tests {
             row_verdict(
                 &outcome("", Status::Timeout),
                 &outcome(CLEAN, ok.clone()),
-                true
+                true,
+                false
             ),
             RowVerdict::Skip("time".into())
         );

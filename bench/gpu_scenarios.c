@@ -84,6 +84,22 @@ static void threads8_alloc64m(long n) {
   }
 }
 
+/* T host threads, each running small `map(tofrom: 64 B)` regions on its own buffer: the
+   aggregate time per region shows whether throughput scales or collapses on a lock. */
+static double bufs[64][8];
+static void threads_map64(long n, int t) {
+#pragma omp parallel num_threads(t)
+  {
+    double *b = bufs[omp_get_thread_num()];
+    for (long i = 0; i < n; ++i) {
+#pragma omp target map(tofrom : b[0:8])
+      { b[i & 7] += 1.0; }
+    }
+  }
+}
+static void threads16_map64(long n) { threads_map64(n, 16); }
+static void threads64_map64(long n) { threads_map64(n, 64); }
+
 static void tofrom64m(long n) {
   double *a = big;
   long len = 64 * MiB / (long)sizeof(double);
@@ -141,6 +157,8 @@ int main(int argc, char **argv) {
       {"tofrom64MiB_pageable", tofrom64m, 20, 1},
       {"arrays16x1KiB", arrays16, 1000, 1},
       {"nowait32x4MiB", nowait32_4m, 5, 32},
+      {"threads16_map64B", threads16_map64, 1000, 16},
+      {"threads64_map64B", threads64_map64, 250, 64},
   };
   int ran = 0;
   for (size_t i = 0; i < sizeof s / sizeof s[0]; ++i) {

@@ -30,6 +30,11 @@ pub struct Options {
     /// Also measure each scenario's raw floor with the CUDA driver (see `floor`).
     #[arg(long)]
     pub floor: bool,
+    /// Also measure each scenario's runtime overhead: ours per region minus its kernels' mean
+    /// device time (our profiler's CUDA events, one profiled run per scenario), against the
+    /// floor's region minus its kernels (events around each launch). Implies --floor.
+    #[arg(long)]
+    pub overhead: bool,
     /// Arguments passed to the program.
     #[arg(last = true)]
     pub args: Vec<String>,
@@ -121,16 +126,23 @@ pub fn run(o: &Options) -> Result<(), String> {
         run_once(o, &o.ours, &mut ours)?;
     }
     // The floors are measured after the runs, in this process, on the same GPU.
-    let floors: BTreeMap<String, f64> = if o.floor {
-        crate::floor::run("all", 5, false)?.into_iter().collect()
+    let floor_rows: BTreeMap<String, crate::floor::Floor> = if o.floor || o.overhead {
+        crate::floor::run("all", 5, false, o.overhead)?
+            .into_iter()
+            .map(|f| (f.name.clone(), f))
+            .collect()
     } else {
         BTreeMap::new()
     };
+    let floors: BTreeMap<String, f64> = floor_rows
+        .iter()
+        .map(|(k, f)| (k.clone(), f.median_us))
+        .collect();
     print!(
         "{:<32} {:>14} {:>14} {:>12}",
         "scenario", "LLVM 19 (us)", "ours (us)", "LLVM/ours"
     );
-    if o.floor {
+    if o.floor || o.overhead {
         print!(" {:>12} {:>11}", "floor (us)", "ours/floor");
     }
     println!();
@@ -149,12 +161,132 @@ pub fn run(o: &Options) -> Result<(), String> {
         "(median over {} runs of each run's per-region median; runs alternate between runtimes)",
         o.runs
     );
+    // The table above stands whatever happens to the overhead rows.
+    if o.overhead
+        && let Err(e) = print_overhead(o, &ours, &floor_rows)
+    {
+        println!("overhead: not measured: {e}");
+    }
+    Ok(())
+}
+
+/// The mean device time of the kernels one scenario launches under ours, from our profiler's
+/// summary (`OMPTARGET_RS_PROFILE_SUMMARY`: CUDA events on a GPU).
+fn ours_kernel_us(o: &Options, scenario: &str) -> Result<Option<f64>, String> {
+    let dir = std::env::temp_dir().join(format!("omptarget-overhead-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let (trace, summary) = (dir.join("trace.json"), dir.join("summary.tsv"));
+    let _ = std::fs::remove_file(&summary);
+    let mut path = o.ours.display().to_string();
+    if let Some(extra) = &o.extra_lib_path {
+        path = format!("{path}:{extra}");
+    }
+    let mut cmd = Command::new(&o.program);
+    // One repetition at a fifth of the iterations: the kernels' mean, not the region's.
+    cmd.args([scenario, "1", "5"])
+        .env("LD_LIBRARY_PATH", &path)
+        .env("LIBOMPTARGET_PROFILE", &trace)
+        .env("LIBOMPTARGET_PROFILE_GRANULARITY", "1000000")
+        .env("OMPTARGET_RS_PROFILE_SUMMARY", &summary);
+    for kv in &o.env {
+        let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+        cmd.env(k, v);
+    }
+    let out = cmd
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", o.program.display()))?;
+    let text = std::fs::read_to_string(&summary).unwrap_or_default();
+    let _ = std::fs::remove_dir_all(&dir);
+    if !out.status.success() {
+        return Err(format!(
+            "{} {scenario} under ours with the profiler failed ({})",
+            o.program.display(),
+            out.status
+        ));
+    }
+    Ok(kernel_mean_us(&crate::run::parse_summary(&text)))
+}
+
+/// Mean µs of the summary's kernel rows (device section), all kernels together.
+fn kernel_mean_us(rows: &[crate::run::Row]) -> Option<f64> {
+    let (total, count) = rows
+        .iter()
+        .filter(|r| r.section == "device" && r.name.starts_with("kernel"))
+        .fold((0u64, 0u64), |(t, c), r| (t + r.total_ns, c + r.count));
+    (count > 0).then(|| total as f64 / count as f64 / 1e3)
+}
+
+/// The runtime's own cost per region: region time minus kernel time, ours against the floor.
+/// Where regions overlap (several threads or streams) the difference is not a per-region cost
+/// any more: those rows are marked.
+fn print_overhead(
+    o: &Options,
+    ours: &Samples,
+    floors: &BTreeMap<String, crate::floor::Floor>,
+) -> Result<(), String> {
+    println!(
+        "\n{:<28} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>14}",
+        "overhead: scenario",
+        "ours",
+        "kernel",
+        "ours-k",
+        "floor",
+        "kernel",
+        "floor-k",
+        "(ours-k)/(fl-k)"
+    );
+    for (scenario, r) in ours {
+        let Some(f) = floors.get(scenario) else {
+            continue;
+        };
+        let region = median(r);
+        let k = ours_kernel_us(o, scenario).unwrap_or_else(|e| {
+            eprintln!("overhead: {e}");
+            None
+        });
+        let cell = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}"));
+        let ours_over = k.map(|k| region - k);
+        let floor_over = f.kernel_us.map(|k| f.median_us - k);
+        let ratio = match (ours_over, floor_over) {
+            (Some(a), Some(b)) if b > 0.0 => format!("{:.2}x", a / b),
+            _ => "-".into(),
+        };
+        let overlapped = scenario.starts_with("threads") || scenario.starts_with("nowait");
+        println!(
+            "{:<28} {:>10.3} {:>10} {:>10} {:>10.3} {:>10} {:>10} {:>14}{}",
+            scenario,
+            region,
+            cell(k),
+            cell(ours_over),
+            f.median_us,
+            cell(f.kernel_us),
+            cell(floor_over),
+            ratio,
+            if overlapped { " (overlapped)" } else { "" }
+        );
+    }
+    println!(
+        "(us per region; kernel: mean device time of the scenario's kernels, CUDA events; \
+         overlapped rows run regions concurrently, so region minus kernel is not a per-region cost)"
+    );
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
-    use super::median;
+    use super::{kernel_mean_us, median};
+
+    #[test]
+    fn kernel_means_come_from_the_device_rows() {
+        let rows = crate::run::parse_summary(
+            "construct\ttarget\tp.c:3\t10\t99000\t1\t1\t0\t0\t0\t0\n\
+             device\tkernel __omp_offloading_a\tdevice 0\t4\t8000\t1\t1\t0\t0\t0\t0\n\
+             device\tkernel __omp_offloading_b\tdevice 0\t1\t7000\t1\t1\t0\t0\t0\t0\n\
+             device\tcopy host to device\tdevice 0\t5\t50000\t1\t1\t64\t0\t0\t0\n",
+        );
+        assert_eq!(kernel_mean_us(&rows), Some(3.0));
+        assert_eq!(kernel_mean_us(&rows[..1]), None);
+    }
 
     #[test]
     fn medians() {

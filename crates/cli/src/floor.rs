@@ -49,6 +49,19 @@ fn ptx() -> String {
         }
         s.push_str("  ret;\n}\n");
     }
+    // `copyk(table)`: block b copies table[b] = {src, dst, words} (u64 each), one 8-byte word
+    // per thread and step, through generic addresses (device memory or mapped pinned host
+    // memory alike): the scatter/gather kernel of `omptarget probe small-copies`.
+    s.push_str(
+        "\n.visible .entry copyk(.param .u64 table)\n{\n\
+         \x20 .reg .pred p;\n  .reg .b64 c<10>;\n  .reg .b32 u<3>;\n\
+         \x20 ld.param.u64 c1, [table];\n  mov.u32 u0, %ctaid.x;\n  mul.wide.u32 c2, u0, 24;\n\
+         \x20 add.u64 c2, c1, c2;\n  ld.u64 c3, [c2];\n  ld.u64 c4, [c2+8];\n  ld.u64 c5, [c2+16];\n\
+         \x20 mov.u32 u1, %tid.x;\n  cvt.u64.u32 c6, u1;\n  mov.u32 u2, %ntid.x;\n  cvt.u64.u32 c7, u2;\n\
+         CLOOP:\n  setp.ge.u64 p, c6, c5;\n  @p bra CDONE;\n  shl.b64 c8, c6, 3;\n\
+         \x20 add.u64 c9, c3, c8;\n  ld.u64 c0, [c9];\n  add.u64 c9, c4, c8;\n  st.u64 [c9], c0;\n\
+         \x20 add.u64 c6, c6, c7;\n  bra CLOOP;\nCDONE:\n  ret;\n}\n",
+    );
     s.push('\0');
     s
 }
@@ -58,7 +71,23 @@ pub(crate) struct Gpu {
     fill: CUfunction,
     touch1: CUfunction,
     pub(crate) touch16: CUfunction,
+    pub(crate) copyk: CUfunction,
     ctx: sys::CUcontext,
+    /// While `Some`, every launch is bracketed by two events (the kernels' own device time,
+    /// `kernel_us`).
+    timing: std::sync::Mutex<Option<Vec<(sys::CUevent, sys::CUevent)>>>,
+}
+
+fn event_new() -> Result<sys::CUevent, String> {
+    let mut e: sys::CUevent = std::ptr::null_mut();
+    // SAFETY: creates a timing event in the current context.
+    ck("cuEventCreate", unsafe { sys::cuEventCreate(&mut e, 0) })?;
+    Ok(e)
+}
+
+fn event_record(e: sys::CUevent, s: CUstream) -> Result<(), String> {
+    // SAFETY: records a live event on a live stream.
+    ck("cuEventRecord", unsafe { sys::cuEventRecord(e, s) })
 }
 
 // SAFETY: driver handles may be used from any thread once the context is current there (the
@@ -134,7 +163,9 @@ impl Gpu {
                 fill: get("fill")?,
                 touch1: get("touch1")?,
                 touch16: get("touch16")?,
+                copyk: get("copyk")?,
                 ctx,
+                timing: std::sync::Mutex::new(None),
             })
         }
     }
@@ -149,6 +180,41 @@ impl Gpu {
     ) -> Result<(), String> {
         let mut params: Vec<*mut c_void> =
             args.iter_mut().map(|a| (a as *mut usize).cast()).collect();
+        let timed = self
+            .timing
+            .lock()
+            .map_err(|_| "timing lock poisoned")?
+            .is_some();
+        let events = if timed {
+            let (a, b) = (event_new()?, event_new()?);
+            event_record(a, s)?;
+            Some((a, b))
+        } else {
+            None
+        };
+        self.launch_untimed(f, blocks, threads, &mut params, s)?;
+        if let Some((a, b)) = events {
+            event_record(b, s)?;
+            if let Some(v) = self
+                .timing
+                .lock()
+                .map_err(|_| "timing lock poisoned")?
+                .as_mut()
+            {
+                v.push((a, b));
+            }
+        }
+        Ok(())
+    }
+
+    fn launch_untimed(
+        &self,
+        f: CUfunction,
+        blocks: u32,
+        threads: u32,
+        params: &mut [*mut c_void],
+        s: CUstream,
+    ) -> Result<(), String> {
         // SAFETY: one pointer-sized parameter per kernel parameter, all u64.
         ck("cuLaunchKernel", unsafe {
             sys::cuLaunchKernel(
@@ -169,6 +235,42 @@ impl Gpu {
                 std::ptr::null_mut(),
             )
         })
+    }
+
+    /// Runs `f` with every launch timed by events and returns the kernels' mean device time
+    /// in µs (`None` when `f` launched nothing).
+    fn kernel_us(&self, f: impl FnOnce() -> Result<(), String>) -> Result<Option<f64>, String> {
+        *self.timing.lock().map_err(|_| "timing lock poisoned")? = Some(Vec::new());
+        let r = f();
+        let pairs = self
+            .timing
+            .lock()
+            .map_err(|_| "timing lock poisoned")?
+            .take()
+            .unwrap_or_default();
+        // SAFETY: waits for all work of the current context.
+        let synced = ck("cuCtxSynchronize", unsafe { sys::cuCtxSynchronize() });
+        let mut total_ms = 0f64;
+        let mut failed = None;
+        for &(a, b) in &pairs {
+            let mut ms = 0f32;
+            // SAFETY: both events were recorded and have completed (synchronised above);
+            // each is destroyed once.
+            unsafe {
+                if let Err(e) = ck("cuEventElapsedTime", sys::cuEventElapsedTime(&mut ms, a, b)) {
+                    failed.get_or_insert(e);
+                }
+                sys::cuEventDestroy_v2(a);
+                sys::cuEventDestroy_v2(b);
+            }
+            total_ms += f64::from(ms);
+        }
+        r?;
+        synced?;
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        Ok((!pairs.is_empty()).then(|| total_ms * 1e3 / pairs.len() as f64))
     }
 
     fn fill(&self, a: CUdeviceptr, bytes: usize, s: CUstream) -> Result<(), String> {
@@ -234,9 +336,18 @@ fn measure(s: &Scenario<'_>, reps: usize) -> Result<(f64, f64), String> {
     Ok((t[t.len() / 2], t[0]))
 }
 
-/// Measures the floors of the scenarios whose name `which` selects ("all" for every one) and
-/// returns (scenario, median µs per region).
-pub fn run(which: &str, reps: usize, print: bool) -> Result<Vec<(String, f64)>, String> {
+/// One scenario's floor: median µs per region and, when asked for, the mean device time of
+/// its kernels (events around each launch, in a run of its own).
+#[derive(Debug)]
+pub struct Floor {
+    pub name: String,
+    pub median_us: f64,
+    pub kernel_us: Option<f64>,
+}
+
+/// Measures the floors of the scenarios whose name `which` selects ("all" for every one);
+/// with `kernels`, also each scenario's mean kernel time.
+pub fn run(which: &str, reps: usize, print: bool, kernels: bool) -> Result<Vec<Floor>, String> {
     let gpu = Gpu::new()?;
     let s = stream_new()?;
     let host64 = pinned(64)?;
@@ -248,7 +359,41 @@ pub fn run(which: &str, reps: usize, print: bool) -> Result<Vec<(String, f64)>, 
     let pageable = vec![0u8; 64 * MIB];
     let mut pageable_out = vec![0u8; 64 * MIB];
     let pageable_out_ptr = pageable_out.as_mut_ptr() as usize;
-    let streams: Vec<CUstream> = (0..32).map(|_| stream_new()).collect::<Result<_, _>>()?;
+    let streams: Vec<CUstream> = (0..64).map(|_| stream_new()).collect::<Result<_, _>>()?;
+    let host64s = pinned(64 * 64)?;
+    // T host threads, each with its own stream and 64 B buffer, each running `n` map64
+    // regions (`threadsT_map64B`).
+    let threads_map64 = |t: usize| {
+        let gpu = &gpu;
+        let streams = &streams;
+        move |n: usize| -> Result<(), String> {
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = (0..t)
+                    .map(|i| {
+                        let st = streams[i] as usize;
+                        let h = host64s + i * 64;
+                        scope.spawn(move || -> Result<(), String> {
+                            let st = st as CUstream;
+                            // SAFETY: makes the retained context current on this thread.
+                            ck("cuCtxSetCurrent", unsafe { sys::cuCtxSetCurrent(gpu.ctx) })?;
+                            for _ in 0..n {
+                                let a = alloc(64, st)?;
+                                h2d(a, h, 64, st)?;
+                                gpu.launch(gpu.touch1, 1, 1, &mut [a as usize], st)?;
+                                d2h(h, a, 64, st)?;
+                                free(a, st)?;
+                                sync(st)?;
+                            }
+                            Ok(())
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .try_for_each(|h| h.join().map_err(|_| "thread panicked".to_string())?)
+            })
+        }
+    };
     let alloc_kernel = |bytes: usize| {
         let gpu = &gpu;
         move |n: usize| -> Result<(), String> {
@@ -396,19 +541,31 @@ pub fn run(which: &str, reps: usize, print: bool) -> Result<Vec<(String, f64)>, 
             per: 32,
             f: Box::new(|n| {
                 for _ in 0..n {
-                    for (r, &st) in streams.iter().enumerate() {
+                    for (r, &st) in streams[..32].iter().enumerate() {
                         let a = alloc(4 * MIB, st)?;
                         h2d(a, nowait_in + r * 4 * MIB, 4 * MIB, st)?;
                         gpu.fill(a, 4 * MIB, st)?;
                         d2h(nowait_out + r * 4 * MIB, a, 4 * MIB, st)?;
                         free(a, st)?;
                     }
-                    for &st in &streams {
+                    for &st in &streams[..32] {
                         sync(st)?;
                     }
                 }
                 Ok(())
             }),
+        },
+        Scenario {
+            name: "threads16_map64B",
+            iters: 1000,
+            per: 16,
+            f: Box::new(threads_map64(16)),
+        },
+        Scenario {
+            name: "threads64_map64B",
+            iters: 250,
+            per: 64,
+            f: Box::new(threads_map64(64)),
         },
     ];
     let mut out = Vec::new();
@@ -417,17 +574,38 @@ pub fn run(which: &str, reps: usize, print: bool) -> Result<Vec<(String, f64)>, 
             continue;
         }
         let (median, min) = measure(sc, reps)?;
+        let kernel_us = if kernels {
+            gpu.kernel_us(|| (sc.f)(sc.iters)).unwrap_or_else(|e| {
+                eprintln!("floor {}: kernels not timed: {e}", sc.name);
+                None
+            })
+        } else {
+            None
+        };
         if print {
-            println!(
+            print!(
                 "floor={} median_us={median:.3} min_us={min:.3} reps={reps} iters={}",
                 sc.name, sc.iters
             );
+            if let Some(k) = kernel_us {
+                print!(" kernel_us={k:.3}");
+            }
+            println!();
         }
-        out.push((sc.name.to_string(), median));
+        out.push(Floor {
+            name: sc.name.to_string(),
+            median_us: median,
+            kernel_us,
+        });
     }
     // The floor for the 64 B region does not depend on the runtime's memory manager.
-    if let Some(&(_, m)) = out.iter().find(|(n, _)| n == "map64B") {
-        out.push(("map64B_mm_threshold0".into(), m));
+    if let Some(f) = out.iter().find(|f| f.name == "map64B") {
+        let copy = Floor {
+            name: "map64B_mm_threshold0".into(),
+            median_us: f.median_us,
+            kernel_us: f.kernel_us,
+        };
+        out.push(copy);
     }
     Ok(out)
 }
@@ -437,7 +615,7 @@ mod tests {
     #[test]
     fn ptx_declares_every_kernel_once() {
         let p = super::ptx();
-        for k in ["empty", "fill", "touch1", "touch16"] {
+        for k in ["empty", "fill", "touch1", "touch16", "copyk"] {
             assert_eq!(p.matches(&format!(".entry {k}(")).count(), 1, "{k}");
         }
         assert!(p.ends_with('\0'));
@@ -449,7 +627,7 @@ mod tests {
         // On machines without libcuda (CI) this is the error; with a GPU it measures.
         // SAFETY: only probes for the library.
         if !unsafe { cudarc::driver::sys::is_culib_present() } {
-            let e = super::run("empty", 1, false).unwrap_err();
+            let e = super::run("empty", 1, false, false).unwrap_err();
             assert!(e.contains("no CUDA driver"), "{e}");
         }
     }

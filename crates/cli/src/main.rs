@@ -43,6 +43,9 @@ enum Command {
         /// Repetitions (the median is reported).
         #[arg(long, default_value_t = 5)]
         reps: usize,
+        /// Also time each scenario's kernels with events (`kernel_us=`).
+        #[arg(long)]
+        kernels: bool,
     },
     /// Driver-API experiments that settle hardware and tool questions (see probe.rs).
     Probe {
@@ -74,6 +77,13 @@ enum Probe {
     },
     /// Whether the CUDA plugin would see compute-sanitizer attached (batching off).
     Sanitizer,
+    /// 16 copies of 1 KiB each way around a kernel, five ways (see probe.rs): per-region times.
+    SmallCopies {
+        #[arg(default_value_t = 1000)]
+        iters: usize,
+        #[arg(default_value_t = 5)]
+        reps: usize,
+    },
     /// Time for the default memory pool to give GIB GiB back to the device.
     PoolTrim {
         #[arg(default_value_t = 16)]
@@ -88,7 +98,11 @@ fn main() -> ExitCode {
             info();
             ExitCode::SUCCESS
         }
-        Command::Floor { scenario, reps } => floor(&scenario, reps),
+        Command::Floor {
+            scenario,
+            reps,
+            kernels,
+        } => floor(&scenario, reps, kernels),
         Command::Run(options) => match run::run(&options) {
             Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),
             Err(e) => {
@@ -104,6 +118,7 @@ fn main() -> ExitCode {
                 Probe::BatchCopy { plain } => probe::batch_copy(plain),
                 Probe::PoolTrim { gib } => probe::pool_trim(gib),
                 Probe::Sanitizer => probe::sanitizer(),
+                Probe::SmallCopies { iters, reps } => probe::small_copies(iters, reps),
             };
             match r {
                 Ok(()) => ExitCode::SUCCESS,
@@ -123,8 +138,8 @@ fn main() -> ExitCode {
     }
 }
 
-fn floor(scenario: &str, reps: usize) -> ExitCode {
-    match floor::run(scenario, reps.max(1), true) {
+fn floor(scenario: &str, reps: usize, kernels: bool) -> ExitCode {
+    match floor::run(scenario, reps.max(1), true, kernels) {
         Ok(v) if v.is_empty() => {
             eprintln!("omptarget floor: no scenario named {scenario}");
             ExitCode::FAILURE

@@ -7,6 +7,8 @@
 //!   `compute-sanitizer --tool initcheck`: a report for the batched form only means the tool
 //!   does not see what the batch writes (issue #16).
 //! - `sanitizer`: whether the runtime's compute-sanitizer detection fires in this process.
+//! - `small-copies [ITERS] [REPS]`: the 16 × 1 KiB region's copies done five ways (see
+//!   `small_copies`), per-region times (issue #15).
 //! - `pool-trim GIB`: how long the default memory pool takes to give `GIB` GiB back to the
 //!   device (`cuMemPoolTrimTo`), and what `cuMemGetInfo` shows before and after (issue #14).
 
@@ -195,4 +197,179 @@ pub fn sanitizer() -> Result<(), String> {
         }
     );
     Ok(())
+}
+
+/// `small-copies`: the `16 arrays × 1 KiB tofrom` region's device work (issue #15), done five
+/// ways from a pinned staging buffer the program's arrays are first copied into, to find what
+/// the hardware allows for many small copies per region: `none` (the kernel and the
+/// synchronisation only), `plain` (one `cuMemcpy*Async` per array and direction), `batch`
+/// (one `cuMemcpyBatchAsync` per direction, as the runtime does), `staged-kernel` (one copy of
+/// the whole staging buffer with a table of the pieces, then a scatter kernel; a gather kernel
+/// and one copy back) and `zero-copy` (scatter and gather kernels that read and write the
+/// mapped pinned buffer directly). Each mode checks its result.
+pub fn small_copies(iters: usize, reps: usize) -> Result<(), String> {
+    const K: usize = 16;
+    const BYTES: usize = 1024;
+    const TABLE: usize = K * 24;
+    let gpu = Gpu::new()?;
+    let s = stream_new()?;
+    // Staging layout: table in, table out, then the K arrays.
+    let data_off = 2 * TABLE;
+    let staging_len = data_off + K * BYTES;
+    let host = pinned(staging_len)?;
+    let dev_staging = alloc(staging_len, s)?;
+    let blocks: Vec<CUdeviceptr> = (0..K).map(|_| alloc(BYTES, s)).collect::<Result<_, _>>()?;
+    sync(s)?;
+    // The program's arrays (pageable).
+    let mut arrays = vec![0f64; K * BYTES / 8];
+    // SAFETY: `host` is a live pinned buffer of `staging_len` bytes; each table is K triples.
+    let table = |at: usize, k: usize, v: [u64; 3]| unsafe {
+        std::ptr::copy_nonoverlapping(v.as_ptr(), (host + at + k * 24) as *mut u64, 3);
+    };
+    let words = (BYTES / 8) as u64;
+    for mode in ["none", "plain", "batch", "staged-kernel", "zero-copy"] {
+        // The tables: through the device staging area, or the pinned buffer itself.
+        let base = if mode == "zero-copy" {
+            host as u64
+        } else {
+            dev_staging
+        };
+        for (k, &b) in blocks.iter().enumerate() {
+            let piece = base + (data_off + k * BYTES) as u64;
+            table(0, k, [piece, b, words]);
+            table(TABLE, k, [b, piece, words]);
+        }
+        for a in arrays.iter_mut() {
+            *a = 0.0;
+        }
+        let region = |n: usize, arrays: &mut [f64]| -> Result<(), String> {
+            for _ in 0..n {
+                // SAFETY: the arrays fit the staging buffer's data part.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        arrays.as_ptr().cast::<u8>(),
+                        (host + data_off) as *mut u8,
+                        K * BYTES,
+                    )
+                };
+                let mut ptrs: Vec<usize> = blocks.iter().map(|&b| b as usize).collect();
+                match mode {
+                    "plain" => {
+                        for (k, &b) in blocks.iter().enumerate() {
+                            crate::floor::h2d(b, host + data_off + k * BYTES, BYTES, s)?;
+                        }
+                    }
+                    "batch" => batch(&blocks, host + data_off, BYTES, true, s)?,
+                    "staged-kernel" => {
+                        crate::floor::h2d(dev_staging, host, staging_len, s)?;
+                        gpu.launch(gpu.copyk, K as u32, 128, &mut [dev_staging as usize], s)?;
+                    }
+                    "zero-copy" => gpu.launch(gpu.copyk, K as u32, 128, &mut [host], s)?,
+                    _ => {}
+                }
+                gpu.launch(gpu.touch16, 1, 1, &mut ptrs, s)?;
+                match mode {
+                    "plain" => {
+                        for (k, &b) in blocks.iter().enumerate() {
+                            crate::floor::d2h(host + data_off + k * BYTES, b, BYTES, s)?;
+                        }
+                    }
+                    "batch" => batch(&blocks, host + data_off, BYTES, false, s)?,
+                    "staged-kernel" => {
+                        let t = dev_staging as usize + TABLE;
+                        gpu.launch(gpu.copyk, K as u32, 128, &mut [t], s)?;
+                        crate::floor::d2h(
+                            host + data_off,
+                            dev_staging + data_off as u64,
+                            K * BYTES,
+                            s,
+                        )?;
+                    }
+                    "zero-copy" => gpu.launch(gpu.copyk, K as u32, 128, &mut [host + TABLE], s)?,
+                    _ => {}
+                }
+                sync(s)?;
+                // SAFETY: as above, back into the program's arrays.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        (host + data_off) as *const u8,
+                        arrays.as_mut_ptr().cast::<u8>(),
+                        K * BYTES,
+                    )
+                };
+            }
+            Ok(())
+        };
+        let mut times = Vec::with_capacity(reps);
+        region(10, &mut arrays)?;
+        let mut done = 10usize;
+        for _ in 0..reps {
+            let t = Instant::now();
+            region(iters, &mut arrays)?;
+            times.push(t.elapsed().as_secs_f64() * 1e6 / iters as f64);
+            done += iters;
+        }
+        times.sort_by(f64::total_cmp);
+        // Every mode but `none` moves each array's first word through touch16's increment.
+        let want = if mode == "none" { 0.0 } else { done as f64 };
+        let ok = (0..K).all(|k| arrays[k * BYTES / 8] == want);
+        println!(
+            "probe=small-copies mode={mode} arrays={K} bytes={BYTES} median_us={:.2} min_us={:.2} result={}",
+            times[times.len() / 2],
+            times[0],
+            if ok { "ok" } else { "WRONG" }
+        );
+        if !ok {
+            return Err(format!("small-copies: wrong values in mode {mode}"));
+        }
+    }
+    Ok(())
+}
+
+/// One `cuMemcpyBatchAsync` between `blocks` and consecutive pieces of `bytes` at `host`.
+fn batch(
+    blocks: &[CUdeviceptr],
+    host: usize,
+    bytes: usize,
+    to_device: bool,
+    s: sys::CUstream,
+) -> Result<(), String> {
+    let n = blocks.len();
+    let pieces = (0..n).map(|k| (host + k * bytes) as CUdeviceptr);
+    let (mut dsts, mut srcs): (Vec<CUdeviceptr>, Vec<CUdeviceptr>) = if to_device {
+        (blocks.to_vec(), pieces.collect())
+    } else {
+        (pieces.collect(), blocks.to_vec())
+    };
+    let mut sizes = vec![bytes; n];
+    let loc = |device: bool| sys::CUmemLocation {
+        type_: if device {
+            sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE
+        } else {
+            sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_HOST
+        },
+        id: 0,
+    };
+    let mut attrs = sys::CUmemcpyAttributes {
+        srcAccessOrder: sys::CUmemcpySrcAccessOrder::CU_MEMCPY_SRC_ACCESS_ORDER_STREAM,
+        srcLocHint: loc(!to_device),
+        dstLocHint: loc(to_device),
+        flags: 0,
+    };
+    let (mut first, mut failed) = (0usize, 0usize);
+    // SAFETY: n copies between live pinned memory and live device allocations, one attribute
+    // set for all of them.
+    ck("cuMemcpyBatchAsync", unsafe {
+        sys::cuMemcpyBatchAsync(
+            dsts.as_mut_ptr(),
+            srcs.as_mut_ptr(),
+            sizes.as_mut_ptr(),
+            n,
+            &mut attrs,
+            &mut first,
+            1,
+            &mut failed,
+            s,
+        )
+    })
 }

@@ -177,13 +177,25 @@ pub fn perf(ctx: &Ctx) {
         oracle.label
     ));
     let mut a = bench_args(ctx, &sc, oracle, ours);
-    a.extend(["--runs", &runs, "--floor", "--", "all", "5", "1"].map(String::from));
+    a.extend(["--runs", &runs, "--overhead", "--", "all", "5", "1"].map(String::from));
     let a: Vec<&str> = a.iter().map(String::as_str).collect();
-    let r = step.run(&ctx.exe, &a, None, &[], 360);
+    let r = step.run(&ctx.exe, &a, None, &[], 420);
     show(r.stdout.trim_end());
     if !r.status.success() {
         show("perf: bench failed");
         ctx.fail();
+    }
+
+    show(
+        "-- 16 x 1 KiB: the device work five ways through the driver (omptarget probe small-copies)",
+    );
+    let r = step.run(&ctx.exe, &["probe", "small-copies"], None, &[], 120);
+    show(r.stdout.trim_end());
+    if !r.status.success() {
+        show(&format!(
+            "perf: probe small-copies failed: {}",
+            tail(&r.stderr, 3).join(" ")
+        ));
     }
 
     show("-- map64B with LIBOMPTARGET_MEMORY_MANAGER_THRESHOLD=0");

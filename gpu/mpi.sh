@@ -8,6 +8,8 @@
 #                                  1, 2, 4 and 8 ranks on the one GPU, each must print check: OK
 # env (build): OFFLOAD_CC (../shared/tools/offload-cc), CUDA_V7 (~/.cache/omptarget-cuda)
 # env (run):   MPI_ARGS (grid and iterations, default "4096 500"), EXTRA_LIB (/usr/local/nvidia/lib64),
+#              MPI_LLVM19 (LLVM 19's unpacked bundle; default: gpu/out/llvm19.tar.xz unpacked into
+#              /tmp/omptarget-llvm19): each rank count runs under it too, for the time table,
 #              MPI_SUFFIX=.host runs the host-device build (a dry run without a GPU)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,14 +40,35 @@ case ${1:-} in
     lib=$(cd "$out/../ours" && pwd):${EXTRA_LIB:-/usr/local/nvidia/lib64}
     read -ra args <<< "${MPI_ARGS:-4096 500}"
     fails=0
+    # LLVM 19 beside ours when its bundle is unpacked (gpu/run.sh does that), for the times.
+    llvm=${MPI_LLVM19:-/tmp/omptarget-llvm19/llvm19}
+    if [[ ! -f $llvm/libomptarget.so.19.1 && -f $out/../llvm19.tar.xz && -z ${MPI_LLVM19:-} ]]; then
+      mkdir -p /tmp/omptarget-llvm19 && tar -C /tmp/omptarget-llvm19 -xJf "$out/../llvm19.tar.xz"
+    fi
+    export PMIX_MCA_pcompress_base_silence_warning=1
+    runtimes=(ours); [[ -f $llvm/libomptarget.so.19.1 ]] && runtimes+=(llvm19)
+    table=()
     for n in 1 2 4 8; do
-      echo "== mpi_stencil, $n rank(s) on the GPU"
-      if ! LD_LIBRARY_PATH=$lib:$LD_LIBRARY_PATH timeout 300 mpirun --oversubscribe --allow-run-as-root \
-          -np "$n" -x LD_LIBRARY_PATH -x OMP_TARGET_OFFLOAD=MANDATORY "$out/bin/mpi_stencil${MPI_SUFFIX:-}" "${args[@]}" 2>&1 | tee /tmp/mpi.$n \
-          || ! grep -q 'check: OK' /tmp/mpi.$n; then
-        echo "FAIL mpi_stencil $n ranks"; fails=$((fails + 1))
-      fi
+      for rt in "${runtimes[@]}"; do
+        l=$lib; [[ $rt == llvm19 ]] && l=$llvm:${EXTRA_LIB:-/usr/local/nvidia/lib64}
+        echo "== mpi_stencil, $n rank(s) on the GPU, $rt"
+        # Device memory each rank's process holds (context, pool, data), sampled every 0.2 s.
+        smi=; command -v nvidia-smi >/dev/null && { (while sleep 0.2; do
+          nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits; done) \
+          > "/tmp/smi.$rt.$n" 2>/dev/null & smi=$!; }
+        if ! LD_LIBRARY_PATH=$l:${LD_LIBRARY_PATH:-} timeout 300 mpirun --oversubscribe --allow-run-as-root \
+            -np "$n" -x LD_LIBRARY_PATH -x OMP_TARGET_OFFLOAD=MANDATORY "$out/bin/mpi_stencil${MPI_SUFFIX:-}" "${args[@]}" 2>&1 | tee "/tmp/mpi.$rt.$n" \
+            || ! grep -q 'check: OK' "/tmp/mpi.$rt.$n"; then
+          echo "FAIL mpi_stencil $n ranks under $rt"; [[ $rt == ours ]] && fails=$((fails + 1))
+        fi
+        # (wait returns the sampler's 143 after the kill: not a failure of the run)
+        mem=-; if [[ -n $smi ]]; then kill "$smi" 2>/dev/null || true; wait "$smi" 2>/dev/null || true
+          mem=$(awk -F', *' '$2 > m {m = $2} END {print m ? m " MiB" : "-"}' "/tmp/smi.$rt.$n"); fi
+        table+=("$(printf '%-6s %5s  %-10s %s' "$rt" "$n" "$mem" "$(grep -m1 '^time:' "/tmp/mpi.$rt.$n" | cut -c7-)")")
+      done
     done
+    echo "== mpi_stencil ${args[*]}: runtime, ranks, most device memory one rank held, time of the iterations (start-up)"
+    printf '%s\n' "${table[@]}"
     echo "== mpi: $fails failed"
     exit $((fails > 0))
     ;;

@@ -30,7 +30,8 @@ int main(void) {
   f.scale = 2.0;
 #pragma omp target update to(f)
   double s = 0;
-#pragma omp target is_device_ptr(fd) map(from : s)
+  /* tofrom: the region adds to s (a map(from) copy would start uninitialised) */
+#pragma omp target is_device_ptr(fd) map(tofrom : s)
   {
     for (int i = 0; i < fd->n; ++i) s += fd->scale * fd->x[i];
     fd->x[3] = -1;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A whole GPU verification in two device calls (each well inside the 600 s limit), with what
-# gpu/build.sh built (carry ["gpu/out"]). Logs go to $OUT (the device tool returns them; at
+# gpu/build.sh built (carry ["gpu/out-pack"]: the packed programs, unpacked here first). Logs go to $OUT (the device tool returns them; at
 # most 8 files), a short summary to stdout.
 #
 # usage: bash gpu/verify.sh a   conformance (v7 vs LLVM 19, v8), examples, tools, GPU sharing
@@ -13,6 +13,12 @@
 set -u
 cd "$(dirname "$(readlink -f "$0")")/.." || exit 2
 export LD_LIBRARY_PATH=/usr/local/nvidia/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# gpu/build.sh packs the programs into gpu/out-pack (what is carried): unpack them (again when
+# the pack is newer than what a warm machine kept from an earlier call).
+if [[ -f gpu/out-pack/out.tar.xz && ( ! -f gpu/out/BUILD-INFO.txt || gpu/out-pack/out.tar.xz -nt gpu/out/BUILD-INFO.txt ) ]]; then
+  tar -C gpu -xJf gpu/out-pack/out.tar.xz || exit 2
+  [[ gpu/out-pack/llvm19.tar.xz -ef gpu/out/llvm19.tar.xz ]] || cp gpu/out-pack/llvm19.tar.xz gpu/out/ || exit 2
+fi
 out=${OUT:-/tmp/gpu-verify}
 mkdir -p "$out"
 logs=/tmp/gpu-verify-logs

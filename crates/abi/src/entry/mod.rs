@@ -81,16 +81,9 @@ fn source_of(loc: *const Ident) -> SourceLoc {
     if loc.is_null() {
         return SourceLoc::default();
     }
-    // SAFETY: a non-null ident_t comes from clang and lives as long as the program.
-    let psource = unsafe { (*loc).psource };
-    if psource.is_null() {
-        return SourceLoc::default();
-    }
-    // SAFETY: psource is a NUL-terminated constant string that lives as long as the program.
-    match unsafe { CStr::from_ptr(psource) }.to_str() {
-        Ok(s) => SourceLoc::from_psource(s),
-        Err(_) => SourceLoc::default(),
-    }
+    // SAFETY: a non-null ident_t comes from clang and lives as long as the program, and so
+    // does its psource string (read only when a location is printed).
+    unsafe { SourceLoc::from_c_psource((*loc).psource) }
 }
 
 fn outcome(rt: &Runtime, ok: bool, loc: *const Ident) {

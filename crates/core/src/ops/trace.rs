@@ -10,37 +10,78 @@ use std::ffi::CStr;
 use std::io::Write;
 
 /// Where a construct comes from: `file:line:col` of an `ident_t`, or LLVM's `unknown:0:0`.
-#[derive(Clone, Debug, Default)]
+/// It keeps clang's `psource` string as it is and reads the fields only when something prints
+/// them: every construct makes one, and parsing it cost ~700 instructions a region.
+#[derive(Clone, Copy, Debug, Default)]
 pub struct SourceLoc {
-    /// The file's base name (LLVM's `SourceInfo` drops the path) inside clang's `psource`
-    /// string, which lives as long as the program.
-    pub file: Option<&'static str>,
-    pub line: u32,
-    pub col: u32,
+    psource: Psource,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+enum Psource {
+    #[default]
+    None,
+    Text(&'static str),
+    /// A NUL-terminated C string that lives as long as the program (clang's `ident_t`).
+    C(usize),
 }
 
 impl SourceLoc {
     /// The location LLVM gives dumps it makes on its own (`ompx_dump_mapping_tables`, the
     /// dump at teardown): `;libomptarget;libomptarget;0;0;;`.
     pub const RUNTIME: SourceLoc = SourceLoc {
-        file: Some("libomptarget"),
-        line: 0,
-        col: 0,
+        psource: Psource::Text(";libomptarget;libomptarget;0;0;;"),
     };
 
-    /// Reads clang's `;file;function;line;col;;` as LLVM's `SourceInfo(ident_t *)` does.
+    /// Clang's `;file;function;line;col;;`, read as LLVM's `SourceInfo(ident_t *)` does.
     pub fn from_psource(psource: &'static str) -> Self {
-        let file = base_name(llvm_field(psource, 0));
         Self {
-            file: Some(file),
-            line: leading_int(llvm_field(psource, 2)),
-            col: leading_int(llvm_field(psource, 3)),
+            psource: Psource::Text(psource),
         }
+    }
+
+    /// The same from the `ident_t`'s C string, without reading it yet.
+    ///
+    /// # Safety
+    /// `psource` is null or a NUL-terminated string that lives as long as the program.
+    pub unsafe fn from_c_psource(psource: *const std::ffi::c_char) -> Self {
+        Self {
+            psource: if psource.is_null() {
+                Psource::None
+            } else {
+                Psource::C(psource as usize)
+            },
+        }
+    }
+
+    fn text(&self) -> Option<&'static str> {
+        match self.psource {
+            Psource::None => None,
+            Psource::Text(t) => Some(t),
+            // SAFETY: `from_c_psource`'s contract: a NUL-terminated string for the program's
+            // life.
+            Psource::C(p) => unsafe { CStr::from_ptr(p as *const std::ffi::c_char) }
+                .to_str()
+                .ok(),
+        }
+    }
+
+    /// The file's base name (LLVM's `SourceInfo` drops the path).
+    pub fn file(&self) -> Option<&'static str> {
+        self.text().map(|t| base_name(llvm_field(t, 0)))
+    }
+
+    pub fn line(&self) -> u32 {
+        self.text().map_or(0, |t| leading_int(llvm_field(t, 2)))
+    }
+
+    pub fn col(&self) -> u32 {
+        self.text().map_or(0, |t| leading_int(llvm_field(t, 3)))
     }
 
     /// Whether the location is known (LLVM's `SourceInfo::isAvailible`).
     pub fn is_known(&self) -> bool {
-        self.line != 0 || self.col != 0
+        self.line() != 0 || self.col() != 0
     }
 }
 
@@ -49,9 +90,9 @@ impl std::fmt::Display for SourceLoc {
         write!(
             f,
             "{}:{}:{}",
-            self.file.unwrap_or("unknown"),
-            self.line,
-            self.col
+            self.file().unwrap_or("unknown"),
+            self.line(),
+            self.col()
         )
     }
 }

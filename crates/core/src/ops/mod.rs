@@ -127,6 +127,10 @@ fn name_from_ptr(p: usize) -> Option<&'static CStr> {
     Some(unsafe { CStr::from_ptr(p as *const c_char) })
 }
 
+/// Entries a construct usually touches: its lists keep this many inline (the AsyncInfo is
+/// moved several times a construct, so its size costs every construct).
+const SMALL: usize = 8;
+
 /// The queue and the deferred work of one construct. A blocking construct calls
 /// [`AsyncInfo::synchronize`] exactly once, at its end.
 #[must_use = "an AsyncInfo must be synchronised"]
@@ -137,7 +141,7 @@ pub struct AsyncInfo {
     frees: Vec<(usize, AllocKind)>,
     /// Mapping entries to remove once the queue is synchronised (if still unreferenced).
     /// With the size of the item that released the last reference (LLVM traces that size).
-    removals: omptarget_plugin::words::Words<(EntryId, usize)>,
+    removals: omptarget_plugin::words::Words<(EntryId, usize), SMALL>,
     /// Host pointers to restore after copies from the device (shadow pointers).
     restores: Vec<(usize, usize)>,
     /// Host words that must live until the queue is synchronised (staged pointer values).
@@ -149,10 +153,10 @@ pub struct AsyncInfo {
     /// What this construct did to entries until it completes: marked them pending on its
     /// queue (atomic maps), or counted itself among their users (devices that free on the
     /// queue). Undone together, under one table lock, when the queue is done.
-    marks: omptarget_plugin::words::Words<Mark>,
+    marks: omptarget_plugin::words::Words<Mark, SMALL>,
     /// Mapping entries this construct created (id, device allocation): their struct members
     /// are copied in although they hold no reference of their own.
-    created: omptarget_plugin::words::Words<(EntryId, usize)>,
+    created: omptarget_plugin::words::Words<(EntryId, usize), SMALL>,
     /// Events recorded for cross-queue waits, returned to the device after synchronisation.
     events: Vec<EventId>,
     info: u32,

@@ -12,7 +12,6 @@ use omptarget_plugin::{
     AllocKind, CopyKind, Device as Backend, DevicePtr, EventId, ImageInfo, KernelId, LaunchConfig,
     LoadEnv, ModuleId, Plugin, QueueId,
 };
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, RwLock};
 
@@ -164,7 +163,7 @@ pub struct Device {
     loaded_generation: AtomicU64,
     loads: Mutex<Loads>,
     loads_done: Condvar,
-    kernels: RwLock<HashMap<usize, Kernel>>,
+    kernels: RwLock<omptarget_plugin::addr_map::AddrMap<usize, Kernel>>,
     pub(crate) table: Mutex<MappingTable>,
     /// Device allocations of entries that left the table while other constructs' queued work
     /// still used them: (allocation, constructs still to synchronise). The last of those
@@ -174,8 +173,6 @@ pub struct Device {
     events: Mutex<Vec<EventId>>,
     /// Size-class cache for backends that cannot order allocation on a queue.
     memory_manager: OnceLock<Option<MemoryManager>>,
-    /// Sizes of blocks served by the memory manager, so a free knows its class.
-    cached_sizes: Mutex<HashMap<DevicePtr, usize>>,
     mm_threshold: usize,
     /// Blocks `omp_target_alloc` handed out and not yet freed: a free of anything else (a
     /// second free, above all) is refused instead of corrupting the allocator.
@@ -217,13 +214,12 @@ impl Device {
             loaded_generation: AtomicU64::new(0),
             loads: Mutex::new(Loads::default()),
             loads_done: Condvar::new(),
-            kernels: RwLock::new(HashMap::new()),
+            kernels: RwLock::new(omptarget_plugin::addr_map::addr_map()),
             table: Mutex::new(MappingTable::new()),
             zombies: Mutex::new(Vec::new()),
             queues: Mutex::new(Vec::new()),
             events: Mutex::new(Vec::new()),
             memory_manager: OnceLock::new(),
-            cached_sizes: Mutex::new(HashMap::new()),
             mm_threshold: config.memory_manager_threshold,
             api_blocks: Mutex::new(std::collections::HashSet::new()),
             record: OnceLock::new(),
@@ -777,9 +773,12 @@ impl Device {
         {
             let ptr = match mm.take(size) {
                 Some(p) => p,
-                None => self.backend_alloc(backend, size, queue)?,
+                None => {
+                    let p = self.backend_alloc(backend, size, queue)?;
+                    mm.adopt(p, size);
+                    p
+                }
             };
-            lock(&self.cached_sizes).insert(ptr, size);
             return Ok(ptr);
         }
         backend
@@ -827,11 +826,10 @@ impl Device {
         kind: AllocKind,
         queue: Option<QueueId>,
     ) -> Result<()> {
-        // Only devices with a size-class cache pay for the size lookup (a lock) on free.
+        // Only devices with a size-class cache pay for its lookup (one lock) on free.
         if kind == AllocKind::Device
             && let Some(mm) = self.memory_manager()
-            && let Some(size) = lock(&self.cached_sizes).remove(&ptr)
-            && mm.give_back(ptr, size)
+            && mm.release(ptr)
         {
             return Ok(());
         }

@@ -5,6 +5,7 @@
 //! OpenMP semantics. Device addresses are plain `usize` values: a backend gives them out and
 //! takes them back, and the core never dereferences them.
 
+pub mod addr_map;
 pub mod elf;
 mod error;
 pub mod memory_manager;

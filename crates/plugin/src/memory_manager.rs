@@ -13,17 +13,25 @@
 //! device-wide free once a block of its size was freed.
 
 use crate::DevicePtr;
-use std::collections::{HashMap, VecDeque};
+use crate::addr_map::{AddrMap, addr_map};
+use std::collections::VecDeque;
 use std::sync::Mutex;
 
 /// LLVM's default threshold (8 KiB).
 pub const DEFAULT_THRESHOLD: usize = 1 << 13;
 
-/// Free blocks by exact size, for one device.
+/// Free blocks by exact size, for one device, and the sizes of the blocks it handed out (so a
+/// free knows its size class), under one lock.
 #[derive(Debug)]
 pub struct MemoryManager {
     threshold: usize,
-    free: Mutex<HashMap<usize, VecDeque<DevicePtr>>>,
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    free: AddrMap<usize, VecDeque<DevicePtr>>,
+    in_use: AddrMap<DevicePtr, usize>,
 }
 
 impl MemoryManager {
@@ -31,8 +39,15 @@ impl MemoryManager {
     pub fn new(threshold: usize) -> Self {
         Self {
             threshold,
-            free: Mutex::new(HashMap::new()),
+            state: Mutex::new(State {
+                free: addr_map(),
+                in_use: addr_map(),
+            }),
         }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Whether requests of `size` bytes go through the cache.
@@ -40,13 +55,34 @@ impl MemoryManager {
         size != 0 && size <= self.threshold
     }
 
-    /// The free block of `size` bytes freed first, if there is one.
+    /// The free block of `size` bytes freed first, if there is one; it counts as in use.
     pub fn take(&self, size: usize) -> Option<DevicePtr> {
         if !self.caches(size) {
             return None;
         }
-        let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
-        free.get_mut(&size)?.pop_front()
+        let mut s = self.state();
+        let ptr = s.free.get_mut(&size)?.pop_front()?;
+        s.in_use.insert(ptr, size);
+        Some(ptr)
+    }
+
+    /// A block of `size` bytes the backend allocated for a cacheable request: in use, and
+    /// cached when it is released.
+    pub fn adopt(&self, ptr: DevicePtr, size: usize) {
+        if self.caches(size) {
+            self.state().in_use.insert(ptr, size);
+        }
+    }
+
+    /// Releases a block this manager handed out or adopted into the cache. `false`: it knows
+    /// no such block, and the caller frees it on the backend.
+    pub fn release(&self, ptr: DevicePtr) -> bool {
+        let mut s = self.state();
+        let Some(size) = s.in_use.remove(&ptr) else {
+            return false;
+        };
+        s.free.entry(size).or_default().push_back(ptr);
+        true
     }
 
     /// Keeps a block of `size` bytes (the size it was allocated with) for reuse. Returns
@@ -55,21 +91,23 @@ impl MemoryManager {
         if !self.caches(size) {
             return false;
         }
-        let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
-        free.entry(size).or_default().push_back(ptr);
+        self.state().free.entry(size).or_default().push_back(ptr);
         true
     }
 
     /// How many blocks are free.
     pub fn cached(&self) -> usize {
-        let free = self.free.lock().unwrap_or_else(|e| e.into_inner());
-        free.values().map(VecDeque::len).sum()
+        self.state().free.values().map(VecDeque::len).sum()
     }
 
-    /// Empties the cache, returning the blocks so the backend can release them.
+    /// Empties the cache, returning the blocks so the backend can release them (blocks in use
+    /// stay known, so their release still finds them).
     pub fn drain(&self) -> Vec<DevicePtr> {
-        let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
-        free.drain().flat_map(|(_, blocks)| blocks).collect()
+        self.state()
+            .free
+            .drain()
+            .flat_map(|(_, blocks)| blocks)
+            .collect()
     }
 }
 
@@ -114,6 +152,20 @@ mod tests {
         let off = MemoryManager::new(0);
         assert!(!off.caches(8));
         assert!(!off.give_back(0x3000, 8));
+    }
+
+    #[test]
+    fn released_blocks_are_found_by_address_alone() {
+        let mm = MemoryManager::new(DEFAULT_THRESHOLD);
+        mm.adopt(0x1000, 64);
+        mm.adopt(0x9000, DEFAULT_THRESHOLD + 1); // not cacheable: not adopted
+        assert!(mm.release(0x1000));
+        assert!(!mm.release(0x1000), "a second release finds nothing");
+        assert!(!mm.release(0x9000));
+        assert!(!mm.release(0x5000), "never handed out");
+        assert_eq!(mm.take(64), Some(0x1000));
+        assert!(mm.release(0x1000), "a reused block is in use again");
+        assert_eq!(mm.cached(), 1);
     }
 
     #[test]

@@ -541,39 +541,27 @@ impl CudaDevice {
             }
             Ok(ptr as usize)
         };
-        // A request larger than the device goes to the policy without a driver call (which
-        // would only fail, and show as an error under compute-sanitizer).
-        let first = if size > self.total_memory {
-            Err(Error::new(ErrorKind::OutOfMemory, "larger than the device"))
-        } else {
-            attempt(size)
+        // One attempt; when the device is full, our own cache goes back and we wait for other
+        // processes' memory; a request larger than the device fails without a driver call
+        // (pool_policy.rs, pool.rs).
+        let ops = pool::AllocOps {
+            pool,
+            attempt,
+            give_back: |keep| self.give_back(keep),
         };
-        let ptr = match first {
+        let ptr = match pool_policy::alloc_with_patience(
+            &ops,
+            size as u64,
+            &pool.policy,
+            std::thread::sleep,
+        )? {
             Ok(p) => p,
-            Err(first) if first.kind != ErrorKind::OutOfMemory => return Err(first),
-            // The device is full: our own cache first, then patience for other processes'
-            // (pool.rs, pool_policy.rs).
-            Err(_) => {
-                let ops = pool::AllocOps {
-                    pool,
-                    attempt,
-                    give_back: |keep| self.give_back(keep),
-                };
-                match pool_policy::alloc_with_patience(
-                    &ops,
-                    size as u64,
-                    &pool.policy,
-                    std::thread::sleep,
-                )? {
-                    Ok(p) => p,
-                    Err(shortage) => {
-                        return Err(self.oom(
-                            size,
-                            Error::new(ErrorKind::OutOfMemory, "out of memory"),
-                            Some(shortage),
-                        ));
-                    }
-                }
+            Err(shortage) => {
+                return Err(self.oom(
+                    size,
+                    Error::new(ErrorKind::OutOfMemory, "out of memory"),
+                    Some(shortage),
+                ));
             }
         };
         if let Some(class) = class {

@@ -115,15 +115,13 @@ impl Drop for LoadingGuard<'_> {
 /// images: the first mapping wins).
 fn map_global(table: &mut MappingTable, entry: &OffloadEntry, addr: DevicePtr) -> bool {
     let l = table.lookup(entry.addr, entry.size);
-    // A zero-size entry (an indirect function) is found by no lookup: only by its key.
-    let at = table.get(entry.addr);
-    if l.contained || (entry.size == 0 && at.is_some_and(|e| e.size() == 0)) {
+    if l.contained {
         return false;
     }
     let Some(end) = entry
         .addr
         .checked_add(entry.size)
-        .filter(|_| l.entry.is_none() && at.is_none())
+        .filter(|_| l.entry.is_none())
     else {
         // A corrupt entry table: a global that wraps around the address space or overlaps
         // another one cannot be mapped.

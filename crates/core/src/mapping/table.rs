@@ -210,7 +210,10 @@ impl MappingTable {
         if size == 0 {
             if let Some(e) = left {
                 result.entry = Some(e.host_begin);
-                result.contained = begin < e.host_end || begin < e.host_base;
+                // An empty entry (an indirect function's) contains the empty interval at its
+                // own address.
+                result.contained =
+                    begin < e.host_end || begin < e.host_base || e.host_begin == begin;
             }
             if !result.contained
                 && let Some(e) = right
@@ -418,6 +421,8 @@ mod tests {
         assert!(!l.contained && l.extends_after);
         assert_eq!(t.lookup(96, 4), Lookup::default(), "ends where it begins");
         assert_eq!(t.lookup(101, 4), Lookup::default());
+        assert!(t.lookup(100, 0).contained, "the empty interval at its key is its own");
+        assert!(!t.lookup(101, 0).contained);
     }
 
     #[test]

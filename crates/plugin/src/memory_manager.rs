@@ -85,16 +85,6 @@ impl MemoryManager {
         true
     }
 
-    /// Keeps a block of `size` bytes (the size it was allocated with) for reuse. Returns
-    /// `false` when the block is not cacheable and must go back to the backend.
-    pub fn give_back(&self, ptr: DevicePtr, size: usize) -> bool {
-        if !self.caches(size) {
-            return false;
-        }
-        self.state().free.entry(size).or_default().push_back(ptr);
-        true
-    }
-
     /// How many blocks are free.
     pub fn cached(&self) -> usize {
         self.state().free.values().map(VecDeque::len).sum()
@@ -115,11 +105,18 @@ impl MemoryManager {
 mod tests {
     use super::*;
 
+    /// A block the backend allocated for `size` bytes, released into the cache at once (what
+    /// a region's map and unmap do); `false` when it is not cacheable.
+    fn keep(mm: &MemoryManager, ptr: DevicePtr, size: usize) -> bool {
+        mm.adopt(ptr, size);
+        mm.release(ptr)
+    }
+
     #[test]
     fn reuses_a_freed_block_for_the_same_size_only() {
         let mm = MemoryManager::new(DEFAULT_THRESHOLD);
         assert_eq!(mm.take(64), None);
-        assert!(mm.give_back(0x1000, 64));
+        assert!(keep(&mm, 0x1000, 64));
         assert_eq!(
             mm.take(63),
             None,
@@ -133,11 +130,11 @@ mod tests {
     #[test]
     fn the_block_freed_first_comes_back_first() {
         let mm = MemoryManager::new(DEFAULT_THRESHOLD);
-        mm.give_back(0x1000, 100);
-        mm.give_back(0x2000, 100);
-        mm.give_back(0x3000, 100);
+        keep(&mm, 0x1000, 100);
+        keep(&mm, 0x2000, 100);
+        keep(&mm, 0x3000, 100);
         assert_eq!(mm.take(100), Some(0x1000));
-        mm.give_back(0x1000, 100);
+        keep(&mm, 0x1000, 100);
         assert_eq!(mm.take(100), Some(0x2000));
         assert_eq!(mm.take(100), Some(0x3000));
         assert_eq!(mm.take(100), Some(0x1000));
@@ -147,11 +144,11 @@ mod tests {
     fn the_threshold_is_inclusive_and_zero_disables() {
         let mm = MemoryManager::new(DEFAULT_THRESHOLD);
         assert!(mm.caches(DEFAULT_THRESHOLD));
-        assert!(!mm.give_back(0x2000, DEFAULT_THRESHOLD + 1));
+        assert!(!keep(&mm, 0x2000, DEFAULT_THRESHOLD + 1));
         assert!(!mm.caches(0));
         let off = MemoryManager::new(0);
         assert!(!off.caches(8));
-        assert!(!off.give_back(0x3000, 8));
+        assert!(!keep(&off, 0x3000, 8));
     }
 
     #[test]
@@ -171,9 +168,9 @@ mod tests {
     #[test]
     fn drain_returns_every_cached_block() {
         let mm = MemoryManager::new(DEFAULT_THRESHOLD);
-        mm.give_back(1 << 12, 8);
-        mm.give_back(2 << 12, 4000);
-        mm.give_back(3 << 12, 4000);
+        keep(&mm, 1 << 12, 8);
+        keep(&mm, 2 << 12, 4000);
+        keep(&mm, 3 << 12, 4000);
         assert_eq!(mm.cached(), 3);
         let mut all = mm.drain();
         all.sort();

@@ -27,44 +27,15 @@ pub fn batch_copy(plain: bool) -> Result<(), String> {
     for (i, w) in words.iter_mut().enumerate() {
         *w = i as f64;
     }
-    let mut dsts: Vec<CUdeviceptr> = (0..WORDS)
+    let dsts: Vec<CUdeviceptr> = (0..WORDS)
         .map(|_| alloc(256, s))
         .collect::<Result<_, _>>()?;
-    let mut srcs: Vec<CUdeviceptr> = (0..WORDS).map(|i| (host + 8 * i) as CUdeviceptr).collect();
-    let mut sizes = vec![8usize; WORDS];
     if plain {
-        for i in 0..WORDS {
-            crate::floor::h2d(dsts[i], srcs[i] as usize, 8, s)?;
+        for (i, &d) in dsts.iter().enumerate() {
+            crate::floor::h2d(d, host + 8 * i, 8, s)?;
         }
     } else {
-        let mut attrs = sys::CUmemcpyAttributes {
-            srcAccessOrder: sys::CUmemcpySrcAccessOrder::CU_MEMCPY_SRC_ACCESS_ORDER_STREAM,
-            srcLocHint: sys::CUmemLocation {
-                type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_HOST,
-                id: 0,
-            },
-            dstLocHint: sys::CUmemLocation {
-                type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
-                id: 0,
-            },
-            flags: 0,
-        };
-        let (mut first, mut failed) = (0usize, 0usize);
-        // SAFETY: WORDS copies from a live pinned buffer into live device allocations, one
-        // attribute set for all of them.
-        ck("cuMemcpyBatchAsync", unsafe {
-            sys::cuMemcpyBatchAsync(
-                dsts.as_mut_ptr(),
-                srcs.as_mut_ptr(),
-                sizes.as_mut_ptr(),
-                WORDS,
-                &mut attrs,
-                &mut first,
-                1,
-                &mut failed,
-                s,
-            )
-        })?;
+        batch(&dsts, host, 8, true, s)?;
     }
     let mut args: Vec<usize> = dsts.iter().map(|&d| d as usize).collect();
     gpu.launch(gpu.touch16, 1, 1, &mut args, s)?;

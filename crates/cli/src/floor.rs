@@ -73,9 +73,11 @@ pub(crate) struct Gpu {
     pub(crate) touch16: CUfunction,
     pub(crate) copyk: CUfunction,
     ctx: sys::CUcontext,
-    /// While `Some`, every launch is bracketed by two events (the kernels' own device time,
-    /// `kernel_us`).
-    timing: std::sync::Mutex<Option<Vec<(sys::CUevent, sys::CUevent)>>>,
+    /// While set, every launch is bracketed by two events, kept in `timed` (the kernels' own
+    /// device time, `kernel_us`). Untimed launches only read the flag: the floor stays free of
+    /// locks.
+    timing: std::sync::atomic::AtomicBool,
+    timed: std::sync::Mutex<Vec<(sys::CUevent, sys::CUevent)>>,
 }
 
 fn event_new() -> Result<sys::CUevent, String> {
@@ -165,7 +167,8 @@ impl Gpu {
                 touch16: get("touch16")?,
                 copyk: get("copyk")?,
                 ctx,
-                timing: std::sync::Mutex::new(None),
+                timing: std::sync::atomic::AtomicBool::new(false),
+                timed: std::sync::Mutex::new(Vec::new()),
             })
         }
     }
@@ -178,32 +181,30 @@ impl Gpu {
         args: &mut [usize],
         s: CUstream,
     ) -> Result<(), String> {
-        let mut params: Vec<*mut c_void> =
-            args.iter_mut().map(|a| (a as *mut usize).cast()).collect();
-        let timed = self
-            .timing
+        // The kernels take at most 16 parameters (touch16): their pointers on the stack, so a
+        // floor launch allocates nothing.
+        let mut slots = [std::ptr::null_mut::<c_void>(); 16];
+        let n = args.len();
+        if n > slots.len() {
+            return Err(format!(
+                "{n} kernel arguments: the floor's kernels take at most 16"
+            ));
+        }
+        for (slot, a) in slots.iter_mut().zip(args.iter_mut()) {
+            *slot = (a as *mut usize).cast();
+        }
+        let params = &mut slots[..n];
+        if !self.timing.load(std::sync::atomic::Ordering::Relaxed) {
+            return self.launch_untimed(f, blocks, threads, params, s);
+        }
+        let (a, b) = (event_new()?, event_new()?);
+        event_record(a, s)?;
+        self.launch_untimed(f, blocks, threads, params, s)?;
+        event_record(b, s)?;
+        self.timed
             .lock()
             .map_err(|_| "timing lock poisoned")?
-            .is_some();
-        let events = if timed {
-            let (a, b) = (event_new()?, event_new()?);
-            event_record(a, s)?;
-            Some((a, b))
-        } else {
-            None
-        };
-        self.launch_untimed(f, blocks, threads, &mut params, s)?;
-        if let Some((a, b)) = events {
-            event_record(b, s)?;
-            if let Some(v) = self
-                .timing
-                .lock()
-                .map_err(|_| "timing lock poisoned")?
-                .as_mut()
-            {
-                v.push((a, b));
-            }
-        }
+            .push((a, b));
         Ok(())
     }
 
@@ -240,14 +241,11 @@ impl Gpu {
     /// Runs `f` with every launch timed by events and returns the kernels' mean device time
     /// in µs (`None` when `f` launched nothing).
     fn kernel_us(&self, f: impl FnOnce() -> Result<(), String>) -> Result<Option<f64>, String> {
-        *self.timing.lock().map_err(|_| "timing lock poisoned")? = Some(Vec::new());
+        use std::sync::atomic::Ordering;
+        self.timing.store(true, Ordering::Relaxed);
         let r = f();
-        let pairs = self
-            .timing
-            .lock()
-            .map_err(|_| "timing lock poisoned")?
-            .take()
-            .unwrap_or_default();
+        self.timing.store(false, Ordering::Relaxed);
+        let pairs = std::mem::take(&mut *self.timed.lock().map_err(|_| "timing lock poisoned")?);
         // SAFETY: waits for all work of the current context.
         let synced = ck("cuCtxSynchronize", unsafe { sys::cuCtxSynchronize() });
         let mut total_ms = 0f64;
@@ -315,6 +313,43 @@ pub(crate) fn sync(s: CUstream) -> Result<(), String> {
     })
 }
 
+/// One host thread per stream in `streams`, each with the context current, running
+/// `work(thread index, its stream)`; the first error wins.
+fn on_threads(
+    gpu: &Gpu,
+    streams: &[CUstream],
+    work: impl Fn(usize, CUstream) -> Result<(), String> + Sync,
+) -> Result<(), String> {
+    let work = &work;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = streams
+            .iter()
+            .enumerate()
+            .map(|(i, &st)| {
+                let st = st as usize;
+                scope.spawn(move || -> Result<(), String> {
+                    // SAFETY: makes the retained context current on this thread.
+                    ck("cuCtxSetCurrent", unsafe { sys::cuCtxSetCurrent(gpu.ctx) })?;
+                    work(i, st as CUstream)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .try_for_each(|h| h.join().map_err(|_| "thread panicked".to_string())?)
+    })
+}
+
+/// The device work of one `map(tofrom: 64 B)` region from the pinned buffer at `host`.
+fn map64_region(gpu: &Gpu, host: usize, st: CUstream) -> Result<(), String> {
+    let a = alloc(64, st)?;
+    h2d(a, host, 64, st)?;
+    gpu.launch(gpu.touch1, 1, 1, &mut [a as usize], st)?;
+    d2h(host, a, 64, st)?;
+    free(a, st)?;
+    sync(st)
+}
+
 /// One scenario: `f(iters)` runs `iters` iterations of `per` regions each.
 struct Scenario<'a> {
     name: &'static str,
@@ -367,30 +402,8 @@ pub fn run(which: &str, reps: usize, print: bool, kernels: bool) -> Result<Vec<F
         let gpu = &gpu;
         let streams = &streams;
         move |n: usize| -> Result<(), String> {
-            std::thread::scope(|scope| {
-                let handles: Vec<_> = (0..t)
-                    .map(|i| {
-                        let st = streams[i] as usize;
-                        let h = host64s + i * 64;
-                        scope.spawn(move || -> Result<(), String> {
-                            let st = st as CUstream;
-                            // SAFETY: makes the retained context current on this thread.
-                            ck("cuCtxSetCurrent", unsafe { sys::cuCtxSetCurrent(gpu.ctx) })?;
-                            for _ in 0..n {
-                                let a = alloc(64, st)?;
-                                h2d(a, h, 64, st)?;
-                                gpu.launch(gpu.touch1, 1, 1, &mut [a as usize], st)?;
-                                d2h(h, a, 64, st)?;
-                                free(a, st)?;
-                                sync(st)?;
-                            }
-                            Ok(())
-                        })
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .try_for_each(|h| h.join().map_err(|_| "thread panicked".to_string())?)
+            on_threads(gpu, &streams[..t], |i, st| {
+                (0..n).try_for_each(|_| map64_region(gpu, host64s + i * 64, st))
             })
         }
     };
@@ -421,17 +434,8 @@ pub fn run(which: &str, reps: usize, print: bool, kernels: bool) -> Result<Vec<F
             Ok(())
         }
     };
-    let map64 = |n: usize| -> Result<(), String> {
-        for _ in 0..n {
-            let a = alloc(64, s)?;
-            h2d(a, host64, 64, s)?;
-            gpu.launch(gpu.touch1, 1, 1, &mut [a as usize], s)?;
-            d2h(host64, a, 64, s)?;
-            free(a, s)?;
-            sync(s)?;
-        }
-        Ok(())
-    };
+    let map64 =
+        |n: usize| -> Result<(), String> { (0..n).try_for_each(|_| map64_region(&gpu, host64, s)) };
     let scenarios = vec![
         Scenario {
             name: "empty",
@@ -474,29 +478,14 @@ pub fn run(which: &str, reps: usize, print: bool, kernels: bool) -> Result<Vec<F
             iters: 25,
             per: 8,
             f: Box::new(|n| {
-                std::thread::scope(|scope| {
-                    let handles: Vec<_> = streams[..8]
-                        .iter()
-                        .map(|&st| {
-                            let st = st as usize;
-                            let gpu = &gpu;
-                            scope.spawn(move || -> Result<(), String> {
-                                let st = st as CUstream;
-                                // SAFETY: makes the retained context current on this thread.
-                                ck("cuCtxSetCurrent", unsafe { sys::cuCtxSetCurrent(gpu.ctx) })?;
-                                for _ in 0..n {
-                                    let a = alloc(64 * MIB, st)?;
-                                    gpu.fill(a, 64 * MIB, st)?;
-                                    free(a, st)?;
-                                    sync(st)?;
-                                }
-                                Ok(())
-                            })
-                        })
-                        .collect();
-                    handles
-                        .into_iter()
-                        .try_for_each(|h| h.join().map_err(|_| "thread panicked".to_string())?)
+                on_threads(&gpu, &streams[..8], |_, st| {
+                    for _ in 0..n {
+                        let a = alloc(64 * MIB, st)?;
+                        gpu.fill(a, 64 * MIB, st)?;
+                        free(a, st)?;
+                        sync(st)?;
+                    }
+                    Ok(())
                 })
             }),
         },

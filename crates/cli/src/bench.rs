@@ -43,18 +43,24 @@ pub struct Options {
 /// scenario → per-run medians (µs per region).
 type Samples = BTreeMap<String, Vec<f64>>;
 
-fn run_once(o: &Options, lib: &Path, into: &mut Samples) -> Result<(), String> {
+/// The benchmark program with `args`, on the runtime in `lib` (and the extra library folders),
+/// with the `--env` settings.
+fn program(o: &Options, lib: &Path, args: &[impl AsRef<std::ffi::OsStr>]) -> Command {
     let mut path = lib.display().to_string();
     if let Some(extra) = &o.extra_lib_path {
         path = format!("{path}:{extra}");
     }
     let mut cmd = Command::new(&o.program);
-    cmd.args(&o.args).env("LD_LIBRARY_PATH", &path);
+    cmd.args(args).env("LD_LIBRARY_PATH", &path);
     for kv in &o.env {
         let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
         cmd.env(k, v);
     }
-    let out = cmd
+    cmd
+}
+
+fn run_once(o: &Options, lib: &Path, into: &mut Samples) -> Result<(), String> {
+    let out = program(o, lib, &o.args)
         .output()
         .map_err(|e| format!("cannot run {}: {e}", o.program.display()))?;
     if !out.status.success() {
@@ -126,7 +132,7 @@ pub fn run(o: &Options) -> Result<(), String> {
         run_once(o, &o.ours, &mut ours)?;
     }
     // The floors are measured after the runs, in this process, on the same GPU.
-    let floor_rows: BTreeMap<String, crate::floor::Floor> = if o.floor || o.overhead {
+    let floors: BTreeMap<String, crate::floor::Floor> = if o.floor || o.overhead {
         crate::floor::run("all", 5, false, o.overhead)?
             .into_iter()
             .map(|f| (f.name.clone(), f))
@@ -134,10 +140,6 @@ pub fn run(o: &Options) -> Result<(), String> {
     } else {
         BTreeMap::new()
     };
-    let floors: BTreeMap<String, f64> = floor_rows
-        .iter()
-        .map(|(k, f)| (k.clone(), f.median_us))
-        .collect();
     print!(
         "{:<32} {:>14} {:>14} {:>12}",
         "scenario", "LLVM 19 (us)", "ours (us)", "LLVM/ours"
@@ -153,7 +155,7 @@ pub fn run(o: &Options) -> Result<(), String> {
         let (lm, rm) = (median(l), median(r));
         print!("{scenario:<32} {lm:>14.3} {rm:>14.3} {:>11.2}x", lm / rm);
         if let Some(f) = floors.get(scenario) {
-            print!(" {f:>12.3} {:>10.2}x", rm / f);
+            print!(" {:>12.3} {:>10.2}x", f.median_us, rm / f.median_us);
         }
         println!();
     }
@@ -163,7 +165,7 @@ pub fn run(o: &Options) -> Result<(), String> {
     );
     // The table above stands whatever happens to the overhead rows.
     if o.overhead
-        && let Err(e) = print_overhead(o, &ours, &floor_rows)
+        && let Err(e) = print_overhead(o, &ours, &floors)
     {
         println!("overhead: not measured: {e}");
     }
@@ -177,22 +179,11 @@ fn ours_kernel_us(o: &Options, scenario: &str) -> Result<Option<f64>, String> {
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let (trace, summary) = (dir.join("trace.json"), dir.join("summary.tsv"));
     let _ = std::fs::remove_file(&summary);
-    let mut path = o.ours.display().to_string();
-    if let Some(extra) = &o.extra_lib_path {
-        path = format!("{path}:{extra}");
-    }
-    let mut cmd = Command::new(&o.program);
     // One repetition at a fifth of the iterations: the kernels' mean, not the region's.
-    cmd.args([scenario, "1", "5"])
-        .env("LD_LIBRARY_PATH", &path)
+    let out = program(o, &o.ours, &[scenario, "1", "5"])
         .env("LIBOMPTARGET_PROFILE", &trace)
         .env("LIBOMPTARGET_PROFILE_GRANULARITY", "1000000")
-        .env("OMPTARGET_RS_PROFILE_SUMMARY", &summary);
-    for kv in &o.env {
-        let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
-        cmd.env(k, v);
-    }
-    let out = cmd
+        .env("OMPTARGET_RS_PROFILE_SUMMARY", &summary)
         .output()
         .map_err(|e| format!("cannot run {}: {e}", o.program.display()))?;
     let text = std::fs::read_to_string(&summary).unwrap_or_default();

@@ -308,7 +308,7 @@ echo "== $out: $(du -sh "$out" | cut -f1) ($size bytes) in $(($(date +%s) - t0))
 du -sh "$out"/* | sort -h | tail -n 6 | sed 's/^/   /'
 # What travels: gpu/out itself (~61 MB) and the working tree together pass the device tool's
 # 64 MiB, so the programs travel packed (~5 MB) beside the LLVM bundle, in gpu/out-pack (carry
-# that; gpu/verify.sh unpacks it there).
+# that; gpu/unpack.sh unpacks it there).
 if [[ $target != host ]]; then
   pack=$root/gpu/out-pack
   rm -rf "$pack"; mkdir -p "$pack"

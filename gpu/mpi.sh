@@ -8,8 +8,8 @@
 #                                  1, 2, 4 and 8 ranks on the one GPU, each must print check: OK
 # env (build): OFFLOAD_CC (../shared/tools/offload-cc), CUDA_V7 (~/.cache/omptarget-cuda)
 # env (run):   MPI_ARGS (grid and iterations, default "4096 500"), EXTRA_LIB (/usr/local/nvidia/lib64),
-#              MPI_LLVM19 (LLVM 19's unpacked bundle; default: gpu/out/llvm19.tar.xz unpacked into
-#              /tmp/omptarget-llvm19): each rank count runs under it too, for the time table,
+#              MPI_LLVM19 (LLVM 19's unpacked bundle; default: gpu/out/llvm19.tar.xz unpacked by
+#              gpu/unpack.sh): each rank count runs under it too, for the time table,
 #              MPI_SUFFIX=.host runs the host-device build (a dry run without a GPU)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,18 +35,18 @@ case ${1:-} in
     du -sh "$out"
     ;;
   run)
+    source gpu/unpack.sh
+    unpack_out
     mkdir -p /tmp/omptarget-ompi && tar -C /tmp/omptarget-ompi -xJf "$out/ompi.tar.xz"
     source /tmp/omptarget-ompi/ompi/env.sh
     lib=$(cd "$out/../ours" && pwd):${EXTRA_LIB:-/usr/local/nvidia/lib64}
     read -ra args <<< "${MPI_ARGS:-4096 500}"
     fails=0
-    # LLVM 19 beside ours when its bundle is unpacked (gpu/run.sh does that), for the times.
-    llvm=${MPI_LLVM19:-/tmp/omptarget-llvm19/llvm19}
-    if [[ ! -f $llvm/libomptarget.so.19.1 && -f $out/../llvm19.tar.xz && -z ${MPI_LLVM19:-} ]]; then
-      mkdir -p /tmp/omptarget-llvm19 && tar -C /tmp/omptarget-llvm19 -xJf "$out/../llvm19.tar.xz"
-    fi
+    # LLVM 19 beside ours when its bundle is there, for the times.
+    llvm=${MPI_LLVM19:-}
+    [[ -n $llvm ]] || llvm19_dir llvm
     export PMIX_MCA_pcompress_base_silence_warning=1
-    runtimes=(ours); [[ -f $llvm/libomptarget.so.19.1 ]] && runtimes+=(llvm19)
+    runtimes=(ours); [[ -n $llvm ]] && runtimes+=(llvm19)
     table=()
     for n in 1 2 4 8; do
       for rt in "${runtimes[@]}"; do

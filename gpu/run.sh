@@ -22,6 +22,8 @@
 # Exit status: 0 when every comparison agreed, 1 otherwise, 2 when nothing could run.
 set -u
 cd "$(dirname "$(readlink -f "$0")")/.." || exit 2
+source gpu/unpack.sh
+unpack_out || exit 2
 G=${GPU_OUT:-gpu/out}
 cli=$G/bin/omptarget
 [[ -f $cli ]] || { echo "run.sh: $cli is missing: run gpu/build.sh first (and carry gpu/out)"; exit 2; }

@@ -13,14 +13,13 @@
 #              message naming what other processes hold; and a 4 TiB request fails at once
 # env: GPU_OUT (gpu/out), LLVM19_DIR (unpacked from GPU_OUT/llvm19.tar.xz), EXTRA_LIB
 set -u
+cd "$(dirname "$(readlink -f "$0")")/.." || exit 2
+source gpu/unpack.sh
+unpack_out || exit 2
 G=${GPU_OUT:-gpu/out}
 EXTRA=${EXTRA_LIB:-/usr/local/nvidia/lib64}
 OURS=$(cd "$G/ours" && pwd)
-if [[ -z ${LLVM19_DIR:-} ]]; then
-  mkdir -p /tmp/omptarget-llvm19
-  [[ -f /tmp/omptarget-llvm19/llvm19/libomptarget.so.19.1 ]] || tar -C /tmp/omptarget-llvm19 -xJf "$G/llvm19.tar.xz"
-  LLVM19_DIR=/tmp/omptarget-llvm19/llvm19
-fi
+[[ -n ${LLVM19_DIR:-} ]] || llvm19_dir LLVM19_DIR
 P=$G/bench/gpu_share
 W=$(mktemp -d)
 fails=0

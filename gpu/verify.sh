@@ -13,12 +13,8 @@
 set -u
 cd "$(dirname "$(readlink -f "$0")")/.." || exit 2
 export LD_LIBRARY_PATH=/usr/local/nvidia/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-# gpu/build.sh packs the programs into gpu/out-pack (what is carried): unpack them (again when
-# the pack is newer than what a warm machine kept from an earlier call).
-if [[ -f gpu/out-pack/out.tar.xz && ( ! -f gpu/out/BUILD-INFO.txt || gpu/out-pack/out.tar.xz -nt gpu/out/BUILD-INFO.txt ) ]]; then
-  tar -C gpu -xJf gpu/out-pack/out.tar.xz || exit 2
-  [[ gpu/out-pack/llvm19.tar.xz -ef gpu/out/llvm19.tar.xz ]] || cp gpu/out-pack/llvm19.tar.xz gpu/out/ || exit 2
-fi
+source gpu/unpack.sh
+unpack_out || exit 2
 out=${OUT:-/tmp/gpu-verify}
 mkdir -p "$out"
 logs=/tmp/gpu-verify-logs

@@ -4,9 +4,9 @@
 /// Arguments kept inline.
 pub const INLINE: usize = 32;
 
-/// Up to `N` (by default [`INLINE`]) words inline, more on the heap. The inline part is not initialised until
-/// written: a construct makes several of these on its path, and zeroing them cost more than
-/// the words they held (about 2 KiB of `memset` per target region).
+/// Up to `N` (by default [`INLINE`]) words inline, more on the heap. The inline part is not
+/// initialised until written: a construct makes several of these on its path, and zeroing
+/// them cost more than the words they held (about 2 KiB of `memset` per target region).
 pub struct Words<T: Copy, const N: usize = INLINE> {
     inline: [MaybeUninit<T>; N],
     len: usize,

@@ -66,34 +66,30 @@ impl SourceLoc {
         }
     }
 
-    /// The file's base name (LLVM's `SourceInfo` drops the path).
-    pub fn file(&self) -> Option<&'static str> {
-        self.text().map(|t| base_name(llvm_field(t, 0)))
-    }
-
-    pub fn line(&self) -> u32 {
-        self.text().map_or(0, |t| leading_int(llvm_field(t, 2)))
-    }
-
-    pub fn col(&self) -> u32 {
-        self.text().map_or(0, |t| leading_int(llvm_field(t, 3)))
+    /// The file's base name (LLVM's `SourceInfo` drops the path), line and column, read from
+    /// the string once.
+    fn fields(&self) -> (Option<&'static str>, u32, u32) {
+        match self.text() {
+            None => (None, 0, 0),
+            Some(t) => (
+                Some(base_name(llvm_field(t, 0))),
+                leading_int(llvm_field(t, 2)),
+                leading_int(llvm_field(t, 3)),
+            ),
+        }
     }
 
     /// Whether the location is known (LLVM's `SourceInfo::isAvailible`).
     pub fn is_known(&self) -> bool {
-        self.line() != 0 || self.col() != 0
+        let (_, line, col) = self.fields();
+        line != 0 || col != 0
     }
 }
 
 impl std::fmt::Display for SourceLoc {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{}:{}:{}",
-            self.file().unwrap_or("unknown"),
-            self.line(),
-            self.col()
-        )
+        let (file, line, col) = self.fields();
+        write!(f, "{}:{line}:{col}", file.unwrap_or("unknown"))
     }
 }
 

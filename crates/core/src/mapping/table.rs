@@ -421,7 +421,10 @@ mod tests {
         assert!(!l.contained && l.extends_after);
         assert_eq!(t.lookup(96, 4), Lookup::default(), "ends where it begins");
         assert_eq!(t.lookup(101, 4), Lookup::default());
-        assert!(t.lookup(100, 0).contained, "the empty interval at its key is its own");
+        assert!(
+            t.lookup(100, 0).contained,
+            "the empty interval at its key is its own"
+        );
         assert!(!t.lookup(101, 0).contained);
     }
 

@@ -78,25 +78,6 @@ macro_rules! export_ra {
 }
 pub(crate) use export_ra;
 
-/// Defines entry points that exist (programs and libomp look them up) but are not implemented
-/// yet: each says so and returns its failure value.
-macro_rules! unsupported {
-    ($(fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty = $fail:expr;)*) => {
-        $(
-            #[unsafe(no_mangle)]
-            #[allow(clippy::missing_safety_doc, unused_variables)]
-            pub unsafe extern "C" fn $name($($arg: $ty),*) -> $ret {
-                omptarget_core::message::report(format_args!(
-                    "{} is not supported yet",
-                    stringify!($name)
-                ));
-                $fail
-            }
-        )*
-    };
-}
-pub(crate) use unsupported;
-
 pub(crate) fn report_panic(name: &str, payload: Box<dyn std::any::Any + Send>) {
     let what = payload
         .downcast_ref::<&str>()

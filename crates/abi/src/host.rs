@@ -182,6 +182,37 @@ pub fn wait_dependences(loc: *const libc::c_void, gtid: i32, ndeps: i32, deps: *
     unsafe { wait(loc, gtid, ndeps, deps.cast(), 0, std::ptr::null_mut()) };
 }
 
+/// [`wait_dependences`] with a `noalias` list too (LLVM 22's `dep_pack_t`).
+pub fn wait_dependence_lists(
+    loc: *const libc::c_void,
+    gtid: i32,
+    (ndeps, deps): (i32, *mut libc::c_void),
+    (nnoalias, noalias): (i32, *mut libc::c_void),
+) {
+    let ndeps = if deps.is_null() { 0 } else { ndeps.max(0) };
+    let nnoalias = if noalias.is_null() {
+        0
+    } else {
+        nnoalias.max(0)
+    };
+    if ndeps == 0 && nnoalias == 0 {
+        return;
+    }
+    let t = tasking();
+    let Some(wait) = t.wait_deps else { return };
+    // SAFETY: libomp's function with two dependence arrays of the given lengths.
+    unsafe { wait(loc, gtid, ndeps, deps.cast(), nnoalias, noalias.cast()) };
+}
+
+/// The calling thread's libomp global thread number (0 without libomp).
+pub fn current_gtid() -> i32 {
+    match tasking().global_thread_num {
+        // SAFETY: libomp's function; a null location is allowed.
+        Some(g) => unsafe { g(std::ptr::null()) },
+        None => 0,
+    }
+}
+
 /// Work a deferred task runs.
 type Deferred = Box<dyn FnOnce() + Send>;
 

@@ -78,6 +78,10 @@ pub struct Config {
     /// `OMPTARGET_RS_CUDA_POOL_PREALLOCATE` (bytes, default 256 MiB; 0 disables): the CUDA
     /// memory pool is grown by this much when the device initialises.
     pub cuda_pool_preallocate: usize,
+    /// `OMPTARGET_RS_CUDA_RECORD_VA` (an address, default 0x600000000000; 0: wherever the
+    /// driver puts it): where a recording's region is asked for on a GPU, so that a replay in
+    /// another process finds the address free.
+    pub cuda_record_va: usize,
     /// `OMPTARGET_RS_CUDA_STAGING_LIMIT` (bytes, default 512 MiB; 0 disables): pinned memory
     /// the CUDA plugin may keep for staging copies to and from pageable host memory.
     pub cuda_staging_limit: usize,
@@ -128,6 +132,7 @@ impl Default for Config {
             disable_cuda_plugin: false,
             cuda_blocking_sync: false,
             cuda_pool_preallocate: 256 << 20,
+            cuda_record_va: 0x6000_0000_0000,
             cuda_staging_limit: 512 << 20,
             cuda_batch_copies: true,
             query_count_threshold: 5,
@@ -322,6 +327,9 @@ impl Config {
                 "OMPTARGET_RS_CUDA_POOL_PREALLOCATE",
                 d.cuda_pool_preallocate,
             ),
+            cuda_record_va: r
+                .int("OMPTARGET_RS_CUDA_RECORD_VA", 0, 1 << 56)
+                .map_or(d.cuda_record_va, |v| v as usize),
             cuda_staging_limit: bytes("OMPTARGET_RS_CUDA_STAGING_LIMIT", d.cuda_staging_limit),
             cuda_batch_copies: r.flag("OMPTARGET_RS_CUDA_BATCH_COPIES", d.cuda_batch_copies),
             query_count_threshold: r

@@ -34,6 +34,51 @@ impl InteropKind {
             _ => None,
         }
     }
+
+    /// From LLVM 22's `kmp_interop_type_t` of `__tgt_interop_get` (0 `target`, 1
+    /// `targetsync`).
+    pub fn from_llvm22(ty: i32) -> Option<Self> {
+        match ty {
+            0 => Some(InteropKind::Target),
+            1 => Some(InteropKind::TargetSync),
+            _ => None,
+        }
+    }
+}
+
+/// `omp_ifr_cuda` and `omp_ifr_cuda_driver` (OpenMP Additional Definitions).
+const FR_CUDA: i64 = 1;
+const FR_CUDA_DRIVER: i64 = 2;
+
+/// The foreign runtime an object presents for a `prefer_type` list of foreign-runtime ids: the
+/// first the device supports, else its own. A CUDA driver device also serves the CUDA runtime
+/// API (`omp_ifr_cuda`): its primary context is the runtime API's, its streams are
+/// `cudaStream_t`s and its ordinal is the runtime's device number.
+pub fn select_foreign(own: &ForeignRuntime, prefers: &[i64]) -> ForeignRuntime {
+    for &p in prefers {
+        if p == own.id {
+            return own.clone();
+        }
+        if p == FR_CUDA && own.id == FR_CUDA_DRIVER {
+            return ForeignRuntime {
+                id: FR_CUDA,
+                name: c"cuda",
+                device_type: c"int (cudaGetDevice's device number)",
+                context_type: c"CUcontext (the device's primary context)",
+                queue_type: c"cudaStream_t",
+                ..own.clone()
+            };
+        }
+    }
+    own.clone()
+}
+
+/// A completion callback of `ompx_interop_add_completion_callback` (LLVM 22): the C function
+/// `void (*)(omp_interop_t, void *)` and its data, as addresses; the C boundary calls them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CompletionCallback {
+    pub function: usize,
+    pub data: usize,
 }
 
 /// `omp_interop_property_t`: the properties every interop object has (OpenMP 5.2 Table 14.1).
@@ -173,6 +218,8 @@ pub struct Interop {
     foreign: ForeignRuntime,
     /// The `targetsync` queue (out of the device's pool while the object lives).
     queue: Option<QueueId>,
+    /// Callbacks to run when the object's foreign work next completes (then forgotten).
+    callbacks: std::sync::Mutex<Vec<CompletionCallback>>,
 }
 
 impl std::fmt::Debug for Interop {
@@ -198,6 +245,26 @@ impl Interop {
     /// The `targetsync` queue.
     pub fn queue(&self) -> Option<QueueId> {
         self.queue
+    }
+
+    /// The foreign runtime's id (`omp_ipr_fr_id`).
+    pub fn foreign_id(&self) -> i64 {
+        self.foreign.id
+    }
+
+    /// Adds a callback for the next completion of the object's foreign work (LLVM 22's
+    /// `ompx_interop_add_completion_callback`).
+    pub fn add_completion_callback(&self, cb: CompletionCallback) {
+        self.callbacks
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(cb);
+    }
+
+    /// The callbacks to run now that the foreign work has completed, in the order they were
+    /// added; the object forgets them.
+    pub fn take_completion_callbacks(&self) -> Vec<CompletionCallback> {
+        std::mem::take(&mut *self.callbacks.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     /// Waits for the work the program queued on the `targetsync` queue (nothing to do for a
@@ -279,11 +346,31 @@ impl Drop for Interop {
     }
 }
 
+/// A runtime-owned interop object of [`Runtime::interop_implicit`].
+pub(crate) struct ImplicitInterop {
+    gtid: i32,
+    object: Arc<Interop>,
+    /// Used since the thread's last synchronisation point.
+    dirty: bool,
+}
+
 impl Runtime {
     /// `interop init`: an interop object of `kind` for device `device_id` (−1: the default
     /// device). Fails when the device has no foreign runtime (the host device, as in LLVM 19),
     /// names no device, or offloading is disabled.
     pub fn interop_init(&self, device_id: i64, kind: InteropKind) -> Result<Arc<Interop>> {
+        self.interop_init_preferring(device_id, kind, &[])
+    }
+
+    /// `interop init` with a `prefer_type` list of foreign-runtime ids (LLVM 22's
+    /// `__tgt_interop_get`): the object presents the first the device supports
+    /// ([`select_foreign`]).
+    pub fn interop_init_preferring(
+        &self,
+        device_id: i64,
+        kind: InteropKind,
+        prefers: &[i64],
+    ) -> Result<Arc<Interop>> {
         let id = if device_id == -1 {
             self.default_device()
         } else {
@@ -299,6 +386,7 @@ impl Runtime {
         let Some(foreign) = backend.foreign_runtime() else {
             return Err(Error::NoForeignRuntime { device: device.id });
         };
+        let foreign = select_foreign(&foreign, prefers);
         let queue = match kind {
             InteropKind::TargetSync => Some(device.acquire_queue()?),
             InteropKind::Target => None,
@@ -308,9 +396,85 @@ impl Runtime {
             kind,
             foreign,
             queue,
+            callbacks: std::sync::Mutex::new(Vec::new()),
         });
         lock(&self.interops).insert(Arc::as_ptr(&interop) as usize);
         Ok(interop)
+    }
+
+    /// An object for a construct that creates one implicitly (LLVM 22's `dispatch`, the
+    /// `implicit` flag of `__tgt_interop_get`): the runtime owns it, one per thread (`gtid`),
+    /// device, kind and foreign runtime, reused while it lives and completed at the thread's
+    /// synchronisation points ([`Runtime::interop_target_sync`]). Returns its handle.
+    pub fn interop_implicit(
+        &self,
+        gtid: i32,
+        device_id: i64,
+        kind: InteropKind,
+        prefers: &[i64],
+    ) -> Result<usize> {
+        let id = if device_id == -1 {
+            self.default_device()
+        } else {
+            device_id
+        };
+        // Which foreign runtime the object would present, found before the table's lock is
+        // taken (finding it may initialise the device).
+        let device = self.device_unloaded(id)?;
+        let Some(own) = device.backend()?.foreign_runtime() else {
+            return Err(Error::NoForeignRuntime { device: device.id });
+        };
+        let fr = select_foreign(&own, prefers).id;
+        {
+            let mut implicit = lock(&self.implicit_interops);
+            if let Some(e) = implicit.iter_mut().find(|e| {
+                e.gtid == gtid
+                    && e.object.device.id == device.id
+                    && e.object.kind == kind
+                    && e.object.foreign.id == fr
+            }) {
+                e.dirty = true;
+                return Ok(Arc::as_ptr(&e.object) as usize);
+            }
+        }
+        let object = self.interop_init_preferring(id, kind, prefers)?;
+        let handle = Arc::as_ptr(&object) as usize;
+        // The live set's reference (what a program's handle would hold) is the runtime's.
+        std::mem::forget(object.clone());
+        lock(&self.implicit_interops).push(ImplicitInterop {
+            gtid,
+            object,
+            dirty: true,
+        });
+        Ok(handle)
+    }
+
+    /// A thread's synchronisation point (LLVM 22's `__tgt_target_sync`, from libomp's
+    /// `taskwait` and barriers): the foreign work on the implicit objects it used since the
+    /// last one is completed. Returns each completed object's handle with its callbacks.
+    pub fn interop_target_sync(
+        &self,
+        gtid: i32,
+    ) -> Vec<(usize, Result<()>, Vec<CompletionCallback>)> {
+        let dirty: Vec<Arc<Interop>> = {
+            let mut implicit = lock(&self.implicit_interops);
+            implicit
+                .iter_mut()
+                .filter(|e| e.gtid == gtid && e.dirty)
+                .map(|e| {
+                    e.dirty = false;
+                    e.object.clone()
+                })
+                .collect()
+        };
+        // The waits happen outside the lock (they may block on the device).
+        dirty
+            .into_iter()
+            .map(|o| {
+                let r = o.complete_foreign_work();
+                (Arc::as_ptr(&o) as usize, r, o.take_completion_callbacks())
+            })
+            .collect()
     }
 
     /// The interop object at `handle` (an [`Arc::into_raw`] of [`Runtime::interop_init`]'s
@@ -338,6 +502,8 @@ impl Runtime {
         if handle == 0 || !live.remove(&handle) {
             return None;
         }
+        // An implicit object released by hand leaves the runtime's table too.
+        lock(&self.implicit_interops).retain(|e| Arc::as_ptr(&e.object) as usize != handle);
         // SAFETY: the handle was live: the program's reference, taken back once.
         Some(unsafe { Arc::from_raw(handle as *const Interop) })
     }

@@ -64,6 +64,8 @@ pub struct Runtime {
     pub(crate) host_blocks: Mutex<std::collections::HashSet<usize>>,
     /// Interop objects the program holds (their `Arc` addresses; see `interop.rs`).
     pub(crate) interops: Mutex<std::collections::HashSet<usize>>,
+    /// Runtime-owned interop objects (LLVM 22's implicit ones, `crate::interop`).
+    pub(crate) implicit_interops: Mutex<Vec<crate::interop::ImplicitInterop>>,
     /// The ABI of code that registered nothing the runtime can attribute it to (the process's
     /// own `omp_*` calls): the one of the library name the program loaded us under.
     process_abi: Abi,
@@ -103,6 +105,7 @@ pub fn default_plugins(config: &Config) -> Vec<Arc<dyn Plugin>> {
             use_memory_pool: config.cuda_memory_pool,
             blocking_sync: config.cuda_blocking_sync,
             pool_preallocate: config.cuda_pool_preallocate,
+            record_va: config.cuda_record_va,
             staging_limit: config.cuda_staging_limit,
             small_block_threshold: config.memory_manager_threshold,
             batch_copies: config.cuda_batch_copies,
@@ -141,6 +144,7 @@ impl Runtime {
             tools,
             host_blocks: Mutex::new(std::collections::HashSet::new()),
             interops: Mutex::new(std::collections::HashSet::new()),
+            implicit_interops: Mutex::new(Vec::new()),
             process_abi: Abi::Llvm19,
             llvm22_registered: AtomicBool::new(false),
             offload_disabled: OnceLock::new(),

@@ -220,3 +220,144 @@ fn stream_ordered_frees_come_after_the_foreign_work() {
     assert_eq!(x[0], 10, "the foreign work's result came back");
     rt.interop_destroy(obj).unwrap();
 }
+
+#[test]
+fn prefer_type_chooses_the_first_foreign_runtime_the_device_has() {
+    let (rt, _) = runtime(true);
+    // The mock's runtime is id 1000: sycl (4) is skipped, 1000 chosen.
+    let obj = rt
+        .interop_init_preferring(0, InteropKind::TargetSync, &[4, 1000])
+        .unwrap();
+    assert_eq!(obj.foreign_id(), 1000);
+    // None it has: its own.
+    let obj = rt
+        .interop_init_preferring(0, InteropKind::Target, &[4, 6])
+        .unwrap();
+    assert_eq!(obj.foreign_id(), 1000);
+    // A CUDA driver device also serves the CUDA runtime API, under that name.
+    let own = omptarget_plugin::ForeignRuntime {
+        id: 2,
+        name: c"cuda_driver",
+        vendor: 11,
+        vendor_name: c"nvidia",
+        platform: None,
+        device: Some(0),
+        device_context: Some(0x10),
+        platform_type: c"-",
+        device_type: c"CUdevice",
+        context_type: c"CUcontext",
+        queue_type: c"CUstream",
+    };
+    let cuda = omptarget_core::interop::select_foreign(&own, &[5, 1, 2]);
+    assert_eq!((cuda.id, cuda.name), (1, c"cuda"));
+    assert_eq!(cuda.queue_type, c"cudaStream_t");
+    assert_eq!(cuda.device_context, Some(0x10), "the same handles");
+    assert_eq!(omptarget_core::interop::select_foreign(&own, &[2, 1]), own);
+    assert_eq!(omptarget_core::interop::select_foreign(&own, &[]), own);
+}
+
+#[test]
+fn completion_callbacks_run_once_in_order() {
+    use omptarget_core::interop::CompletionCallback as Cb;
+    let (rt, _) = runtime(true);
+    let obj = rt.interop_init(0, InteropKind::TargetSync).unwrap();
+    assert!(obj.take_completion_callbacks().is_empty());
+    obj.add_completion_callback(Cb {
+        function: 1,
+        data: 10,
+    });
+    obj.add_completion_callback(Cb {
+        function: 2,
+        data: 20,
+    });
+    assert_eq!(
+        obj.take_completion_callbacks(),
+        vec![
+            Cb {
+                function: 1,
+                data: 10
+            },
+            Cb {
+                function: 2,
+                data: 20
+            }
+        ]
+    );
+    assert!(
+        obj.take_completion_callbacks().is_empty(),
+        "forgotten once taken"
+    );
+}
+
+#[test]
+fn implicit_objects_are_per_thread_reused_and_completed_at_synchronisation_points() {
+    use omptarget_core::interop::CompletionCallback as Cb;
+    let (rt, state) = runtime(true);
+    let a = rt
+        .interop_implicit(0, 0, InteropKind::TargetSync, &[])
+        .unwrap();
+    let again = rt
+        .interop_implicit(0, 0, InteropKind::TargetSync, &[])
+        .unwrap();
+    assert_eq!(a, again, "one object per thread, device and kind");
+    let other_thread = rt
+        .interop_implicit(1, 0, InteropKind::TargetSync, &[])
+        .unwrap();
+    let other_device = rt
+        .interop_implicit(0, 1, InteropKind::TargetSync, &[])
+        .unwrap();
+    let other_kind = rt.interop_implicit(0, 0, InteropKind::Target, &[]).unwrap();
+    assert_eq!(
+        [other_thread, other_device, other_kind]
+            .iter()
+            .filter(|&&h| h == a)
+            .count(),
+        0
+    );
+    let obj = rt.interop(a).expect("a live object");
+    obj.add_completion_callback(Cb {
+        function: 7,
+        data: 8,
+    });
+    let q = obj.queue().unwrap();
+    let before = state
+        .log()
+        .iter()
+        .filter(|o| matches!(o, Op::Synchronize { queue, .. } if *queue == q))
+        .count();
+    // Thread 0's point completes its three objects (the queue is waited for) and hands back
+    // the callbacks; thread 1's object is not touched.
+    let done = rt.interop_target_sync(0);
+    assert_eq!(done.len(), 3);
+    let mine = done.iter().find(|d| d.0 == a).expect("the object");
+    assert!(mine.1.is_ok());
+    assert_eq!(
+        mine.2,
+        vec![Cb {
+            function: 7,
+            data: 8
+        }]
+    );
+    let after = state
+        .log()
+        .iter()
+        .filter(|o| matches!(o, Op::Synchronize { queue, .. } if *queue == q))
+        .count();
+    assert_eq!(after, before + 1, "the foreign work was waited for");
+    assert!(
+        rt.interop_target_sync(0).is_empty(),
+        "clean until used again"
+    );
+    rt.interop_implicit(0, 0, InteropKind::TargetSync, &[])
+        .unwrap();
+    assert_eq!(rt.interop_target_sync(0).len(), 1);
+    assert_eq!(rt.interop_target_sync(1).len(), 1);
+    // Released by hand, it leaves the table.
+    let back = rt.interop_release(a).expect("live");
+    rt.interop_destroy(back).unwrap();
+    assert!(rt.interop(a).is_none());
+    let fresh = rt
+        .interop_implicit(0, 0, InteropKind::TargetSync, &[])
+        .unwrap();
+    assert!(rt.interop(fresh).is_some());
+}

@@ -1029,3 +1029,55 @@ fn a_mapped_region_on_an_asynchronous_device_allocates_nothing_in_the_runtime() 
     );
     assert_eq!(*x, 220);
 }
+
+#[test]
+fn a_kernel_language_launch_passes_its_parameter_bytes_and_grid_as_given() {
+    // llvmLaunchKernel (LLVM 22, CUDA/HIP with -foffload-via-llvm): the backend gets the
+    // parameter buffer byte for byte and the 3-D grid and blocks untouched, no argument words.
+    let fx = fixture(1, false, false);
+    let dev = fx.rt.device(0).unwrap();
+    let params: Vec<u8> = (0u8..58).collect();
+    let config = LaunchConfig {
+        version: 0,
+        num_teams: [2, 3, 4],
+        thread_limit: [5, 6, 7],
+        dyn_cgroup_mem: 64,
+        language: Some(omptarget_core::plugin::LanguageArgs {
+            data: params.as_ptr() as usize,
+            size: params.len(),
+        }),
+        ..Default::default()
+    };
+    with_args(&[], |args| {
+        let mut ai = fx.rt.async_info(&dev);
+        let r = fx.rt.target(
+            &dev,
+            fx.region,
+            args,
+            &config,
+            &SourceLoc::default(),
+            &mut ai,
+        );
+        ai.synchronize().and(r)
+    })
+    .unwrap();
+    let log = fx.state.log();
+    let launched: Vec<&Op> = log
+        .iter()
+        .filter(|o| matches!(o, Op::LanguageLaunch { .. } | Op::Launch { .. }))
+        .collect();
+    assert_eq!(launched.len(), 1, "{launched:?}");
+    match launched[0] {
+        Op::LanguageLaunch {
+            params: p,
+            grid,
+            block,
+            shared,
+            ..
+        } => {
+            assert_eq!(p, &params);
+            assert_eq!((*grid, *block, *shared), ([2, 3, 4], [5, 6, 7], 64));
+        }
+        other => panic!("an OpenMP launch instead: {other:?}"),
+    }
+}

@@ -112,6 +112,18 @@ pub struct LaunchConfig {
     pub tripcount: u64,
     /// `LIBOMPTARGET_INFO` bits in force, for lines a backend prints itself.
     pub info: u32,
+    /// A kernel language's launch (CUDA or HIP through LLVM 22's `llvmLaunchKernel`): the
+    /// kernel runs `num_teams` blocks (3-D) of `thread_limit` threads exactly as given, with
+    /// these parameter bytes instead of argument words; `None` for OpenMP constructs.
+    pub language: Option<LanguageArgs>,
+}
+
+/// The parameters of a kernel-language launch (LLVM's `KernelLaunchParamsTy`): `size` bytes
+/// at `data`, laid out as the kernel declares its parameters (each at its own alignment).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LanguageArgs {
+    pub data: usize,
+    pub size: usize,
 }
 
 /// How a foreign runtime reaches a device (OpenMP 5.2 §14, `interop` objects): the device's

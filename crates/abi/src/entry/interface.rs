@@ -183,12 +183,24 @@ fn target_kernel(
     // SAFETY: clang passes a KernelArgsTy of at least the size its version implies.
     let ka = unsafe { &*kargs };
     let version = ka.version;
-    let (teams, threads, dyn_mem) = if version >= 2 {
+    // A kernel language's launch (llvmLaunchKernel: version 0 with the IsCUDA flag) fills the
+    // version 2 fields too: its 3-D grid, blocks and dynamic shared memory.
+    let language = ka.flags & super::language::FLAG_IS_CUDA != 0;
+    let (teams, threads, dyn_mem) = if version >= 2 || language {
         (ka.num_teams, ka.thread_limit, ka.dyn_cgroup_mem)
     } else {
-        // Version 1 ends after the trip count: take the launch bounds from the call.
+        // Version 1 ends after the trip count: take the launch bounds from the call. A region
+        // without `teams` passes -1, one team (u32::MAX, as a version 2+ region says it).
         (
-            [num_teams.max(0) as u32, 0, 0],
+            [
+                if num_teams < 0 {
+                    u32::MAX
+                } else {
+                    num_teams as u32
+                },
+                0,
+                0,
+            ],
             [thread_limit.max(0) as u32, 0, 0],
             0,
         )
@@ -224,6 +236,7 @@ fn target_kernel(
             pushed
         },
         info: 0,
+        language: language.then(|| super::language::launch_params(ka.arg_ptrs.cast())),
     };
     // SAFETY: clang passes num_args-element arrays that live for the call.
     let Some(mut args) = (unsafe {

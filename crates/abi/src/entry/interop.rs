@@ -7,9 +7,16 @@
 //! (`@VERSION`); libomp's versions look each name up with `dlsym(RTLD_NEXT, ...)` and call
 //! ours (LLVM 19's libomptarget has no `omp_get_num_interop_properties` or
 //! `omp_get_interop_rc_desc`, so libomp returns 0 and NULL for those under it).
+//!
+//! LLVM 22's interface (`__tgt_interop_get`, `__tgt_interop_use60`, `__tgt_interop_release`,
+//! `ompx_interop_add_completion_callback`; clang 22 itself still emits clang 19's calls) works
+//! on the same objects: a `prefer_type` list chooses the foreign runtime, the `implicit` flag
+//! gives a runtime-owned object per thread that `__tgt_target_sync` completes, and completion
+//! callbacks run whenever an object's foreign work completes (`use` without `nowait`,
+//! `destroy`/`release`, a synchronisation point), under either interface.
 
 use super::*;
-use omptarget_core::interop::{Interop, InteropKind, PropertyType, Rc, Value};
+use omptarget_core::interop::{CompletionCallback, Interop, InteropKind, PropertyType, Rc, Value};
 
 /// The program's interop variable (`omp_interop_t *`).
 type Slot = *mut *mut c_void;
@@ -108,11 +115,17 @@ fn complete(
 ) {
     let work = move || {
         let rt = runtime();
+        let handle = Arc::as_ptr(&obj) as usize;
+        let callbacks = obj.clone();
         let r = if destroy {
             rt.interop_destroy(obj)
         } else {
             obj.complete_foreign_work()
         };
+        if r.is_ok() {
+            run_callbacks(handle, callbacks.take_completion_callbacks());
+        }
+        drop(callbacks);
         if let Err(e) = r {
             report(format_args!(
                 "interop {}: {e}",
@@ -156,6 +169,212 @@ export! {
         complete(loc, gtid, ndeps, deps, nowait != 0, obj, true);
     }
 }
+
+/// Calls the completion callbacks of the object at `handle` (LLVM 22's
+/// `void (*)(omp_interop_val_t *, void *)`), in the order they were added.
+fn run_callbacks(handle: usize, callbacks: Vec<CompletionCallback>) {
+    for cb in callbacks {
+        // SAFETY: the program registered a function of this type with
+        // ompx_interop_add_completion_callback (null functions are refused there).
+        let f: unsafe extern "C" fn(*mut c_void, *mut c_void) =
+            unsafe { std::mem::transmute(cb.function) };
+        // SAFETY: the program's function with the object and the data it gave.
+        unsafe { f(handle as *mut c_void, cb.data as *mut c_void) };
+    }
+}
+
+/// `__tgt_target_sync` (tools.rs): completes the thread's implicit objects.
+pub(super) fn target_sync(rt: &Runtime, gtid: i32) {
+    for (handle, r, callbacks) in rt.interop_target_sync(gtid) {
+        match r {
+            Ok(()) => run_callbacks(handle, callbacks),
+            Err(e) => report(format_args!("interop synchronisation: {e}")),
+        }
+    }
+}
+
+/// LLVM 22's `interop_spec_t`: a `prefer_type` entry.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct InteropSpec {
+    pub fr_id: i32,
+    /// `interop_attrs_t`: bit 0 `inorder`.
+    pub attrs: u32,
+    pub impl_attrs: i64,
+}
+
+/// LLVM 22's `interop_ctx_t`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct InteropCtx {
+    pub version: u32,
+    /// `interop_flags_t`: bit 0 `implicit` (`dispatch`), bit 1 `nowait`.
+    pub flags: u32,
+    pub gtid: i32,
+}
+
+const CTX_IMPLICIT: u32 = 1;
+const CTX_NOWAIT: u32 = 2;
+
+/// LLVM 22's `dep_pack_t` (as `libomptarget.so.22.1` lays it out: the two counts first).
+#[repr(C)]
+pub struct DepPack {
+    pub ndeps: i32,
+    pub ndeps_noalias: i32,
+    pub deplist: *mut c_void,
+    pub noalias_deplist: *mut c_void,
+}
+
+/// The context's flags and thread (LLVM dereferences a null context; here it means none).
+fn context(ctx: *const InteropCtx) -> (u32, i32) {
+    if ctx.is_null() {
+        return (0, crate::host::current_gtid());
+    }
+    // SAFETY: the caller passes an interop_ctx_t.
+    let c = unsafe { *ctx };
+    (c.flags, c.gtid)
+}
+
+fn wait_pack(loc: *const Ident, gtid: i32, deps: *const DepPack) {
+    if deps.is_null() {
+        return;
+    }
+    // SAFETY: the caller passes a dep_pack_t.
+    let d = unsafe { &*deps };
+    crate::host::wait_dependence_lists(
+        loc.cast(),
+        gtid,
+        (d.ndeps, d.deplist),
+        (d.ndeps_noalias, d.noalias_deplist),
+    );
+}
+
+/// The live object a program passes to LLVM 22's entry points.
+fn live_object(rt: &Runtime, what: &str, interop: *mut c_void) -> Option<Arc<Interop>> {
+    if interop.is_null() {
+        return None;
+    }
+    let obj = rt.interop(interop as usize);
+    if obj.is_none() {
+        report(format_args!(
+            "{what}: {:#x} is not an interop object (released already?)",
+            interop as usize
+        ));
+    }
+    obj
+}
+
+export! {
+    /// LLVM 22: an interop object of `ty` (0 `target`, 1 `targetsync`) for `device` (−1: the
+    /// default device), with the foreign runtime the first of the `num_prefers` preferences
+    /// the device supports; `omp_interop_none` (null) where the device has none or offloading
+    /// is disabled. A `targetsync` object is made once `deps` are met.
+    fn __tgt_interop_get(loc: *const Ident, ty: i32, device: i64, num_prefers: i32,
+                         prefers: *const InteropSpec, ctx: *const InteropCtx,
+                         deps: *const DepPack) -> *mut c_void = std::ptr::null_mut(); {
+        let rt = runtime();
+        let (flags, gtid) = context(ctx);
+        let Some(kind) = InteropKind::from_llvm22(ty) else {
+            report(format_args!("__tgt_interop_get: unknown interop type {ty}"));
+            return std::ptr::null_mut();
+        };
+        if kind == InteropKind::TargetSync {
+            wait_pack(loc, gtid, deps);
+        }
+        let prefers: Vec<i64> = match usize::try_from(num_prefers) {
+            Ok(n) if n > 0 && !prefers.is_null() => {
+                // SAFETY: the caller passes `num_prefers` interop_spec_t values.
+                let specs = unsafe { std::slice::from_raw_parts(prefers, n) };
+                specs.iter().map(|s| i64::from(s.fr_id)).collect()
+            }
+            _ => Vec::new(),
+        };
+        let r = if flags & CTX_IMPLICIT != 0 {
+            rt.interop_implicit(gtid, device, kind, &prefers)
+        } else {
+            rt.interop_init_preferring(device, kind, &prefers)
+                .map(|obj| Arc::into_raw(obj) as usize)
+        };
+        match r {
+            Ok(handle) => handle as *mut c_void,
+            // A device without a foreign runtime (the host device): none, silently, as LLVM 22.
+            Err(Error::NoForeignRuntime { .. }) => std::ptr::null_mut(),
+            Err(e) => {
+                report(format_args!("__tgt_interop_get: {e}"));
+                std::ptr::null_mut()
+            }
+        }
+    }
+}
+
+export! {
+    /// LLVM 22's `interop use`: the object's foreign work completes (its callbacks run) before
+    /// this returns; with `nowait` (and no dependences, which make it wait as in LLVM 22) in a
+    /// deferred task instead, which the next `taskwait` waits for.
+    fn __tgt_interop_use60(loc: *const Ident, interop: *mut c_void, ctx: *const InteropCtx,
+                           deps: *const DepPack) -> c_int = OFFLOAD_FAIL; {
+        let rt = runtime();
+        let Some(obj) = live_object(rt, "__tgt_interop_use60", interop) else {
+            return OFFLOAD_FAIL;
+        };
+        let (flags, gtid) = context(ctx);
+        let nowait = flags & CTX_NOWAIT != 0 && deps.is_null();
+        wait_pack(loc, gtid, deps);
+        complete(loc, gtid, 0, std::ptr::null_mut(), nowait, obj, false);
+        OFFLOAD_SUCCESS
+    }
+}
+
+export! {
+    /// LLVM 22's `interop destroy`: once `deps` are met, the object's foreign work completes
+    /// (its callbacks run) and the object is gone (its queue back in the pool).
+    fn __tgt_interop_release(loc: *const Ident, interop: *mut c_void, ctx: *const InteropCtx,
+                             deps: *const DepPack) -> c_int = OFFLOAD_FAIL; {
+        let rt = runtime();
+        let Some(obj) = live_object(rt, "__tgt_interop_release", interop) else {
+            return OFFLOAD_FAIL;
+        };
+        let (_, gtid) = context(ctx);
+        wait_pack(loc, gtid, deps);
+        drop(rt.interop_release(interop as usize));
+        let handle = interop as usize;
+        let callbacks = obj.clone();
+        let r = rt.interop_destroy(obj);
+        run_callbacks(handle, callbacks.take_completion_callbacks());
+        match r {
+            Ok(()) => OFFLOAD_SUCCESS,
+            Err(e) => {
+                report(format_args!("__tgt_interop_release: {e}"));
+                OFFLOAD_FAIL
+            }
+        }
+    }
+}
+
+export! {
+    /// LLVM 22: `callback(interop, data)` runs when the object's foreign work next completes.
+    /// `omp_irc_success`, or `omp_irc_other` for `omp_interop_none`, a dead object or a null
+    /// callback.
+    fn ompx_interop_add_completion_callback(interop: *mut c_void, callback: *mut c_void,
+                                            data: *mut c_void) -> c_int = OMP_IRC_OTHER; {
+        let Some(rt) = RUNTIME.get() else { return OMP_IRC_OTHER };
+        if callback.is_null() {
+            report(format_args!("ompx_interop_add_completion_callback: null callback"));
+            return OMP_IRC_OTHER;
+        }
+        let Some(obj) = live_object(rt, "ompx_interop_add_completion_callback", interop) else {
+            return OMP_IRC_OTHER;
+        };
+        obj.add_completion_callback(CompletionCallback {
+            function: callback as usize,
+            data: data as usize,
+        });
+        Rc::Success as c_int
+    }
+}
+
+/// `omp_irc_other`.
+const OMP_IRC_OTHER: c_int = -6;
 
 /// A property query: the value (if the object has one of that type) and its `rc`.
 fn query(

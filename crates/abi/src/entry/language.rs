@@ -45,6 +45,23 @@ struct KernelLaunchParams {
 /// `KernelArgsTy::Flags` bit 1: the kernel was launched by a kernel language.
 pub(super) const FLAG_IS_CUDA: u64 = 2;
 
+/// The parameter bytes of a kernel-language launch: what the `KernelLaunchParamsTy` that
+/// `KernelArgsTy::ArgPtrs` points at describes (none for a null pointer or a null buffer).
+pub(super) fn launch_params(params: *const c_void) -> LanguageArgs {
+    if params.is_null() {
+        return LanguageArgs::default();
+    }
+    // SAFETY: llvmLaunchKernel's caller (clang's launch stub) passes a KernelLaunchParamsTy.
+    let p = unsafe { &*params.cast::<KernelLaunchParams>() };
+    if p.data.is_null() {
+        return LanguageArgs::default();
+    }
+    LanguageArgs {
+        data: p.data as usize,
+        size: p.size,
+    }
+}
+
 export! {
     /// Saves this thread's configuration for the next launch; returns 0 (success).
     fn __llvmPushCallConfiguration(grid: Dim3, block: Dim3, shared_memory: usize,
@@ -78,22 +95,12 @@ export! {
 }
 
 export! {
-    /// Launches the kernel whose host stub is `func` on device 0 with `grid` teams of `block`
-    /// threads, as LLVM 22 does (through `__tgt_target_kernel`, no map arguments). Kernel
-    /// arguments are not supported yet: a launch that passes any is refused with a message
-    /// (LLVM 22's host plugin drops them; a GPU needs them).
+    /// Launches the kernel whose host stub is `func` on device 0 with `grid` blocks of `block`
+    /// threads and the parameter buffer `args` describes (a `KernelLaunchParamsTy`), as LLVM
+    /// 22 does: through `__tgt_target_kernel` with no map arguments, complete when it returns.
+    /// The stream is not used (LLVM 22 ignores it too).
     fn llvmLaunchKernel(func: *const c_void, grid: Dim3, block: Dim3, args: *mut c_void,
                         shared_memory: usize, _stream: *mut c_void) -> u32 = OFFLOAD_FAIL as u32; {
-        // SAFETY: clang passes a KernelLaunchParamsTy, or null for none.
-        let passes_arguments = !args.is_null()
-            && unsafe { (*args.cast::<KernelLaunchParams>()).size } > 0;
-        if passes_arguments {
-            report(format_args!(
-                "llvmLaunchKernel: kernel arguments are not supported yet (kernel {})",
-                omptarget_core::message::Addr(func as usize)
-            ));
-            return OFFLOAD_FAIL as u32;
-        }
         let mut ka = KernelArgs {
             version: 0,
             num_args: 0,

@@ -21,11 +21,11 @@ pub use mapper::*;
 pub use registration::*;
 pub use tools::*;
 
-use crate::ffi::{BinDesc, Ident, KernelArgs, export, export_ra, unsupported};
+use crate::ffi::{BinDesc, Ident, KernelArgs, export, export_ra};
 use omptarget_core::image::{Abi, OffloadEntry};
 use omptarget_core::message::{fatal, report};
 use omptarget_core::ops::trace::{self, Region, SourceLoc};
-use omptarget_core::plugin::{AllocKind, LaunchConfig};
+use omptarget_core::plugin::{AllocKind, LanguageArgs, LaunchConfig};
 use omptarget_core::runtime::default_plugins;
 use omptarget_core::tools::ConstructKind;
 use omptarget_core::{AsyncInfo, Config, Device, Error, MapArgs, Runtime};

@@ -1,9 +1,7 @@
 //! Tool interfaces: record/replay (OMPT is `ompt/`, interop `interop.rs`), as LLVM 19's
 //! `llvm-omp-kernel-replay` calls them (`omptarget_core::record` has the formats).
 //!
-//! LLVM 22's interop interface (`__tgt_interop_get/use60/release`, OpenMP 6.0's `interop`
-//! construct with `prefer_type` and `dispatch`) is not offered yet: those entry points say so and
-//! return LLVM's value for "no interop object" (`omp_interop_none`, failure, `omp_irc_other`).
+//! LLVM 22's interop interface (`__tgt_interop_get/use60/release`) is in `interop.rs`.
 
 use super::*;
 
@@ -83,24 +81,14 @@ export! {
     }
 }
 
-unsupported! {
-    // LLVM 22's interop interface (OpenMP 6.0's `interop` construct, `dispatch`).
-    fn __tgt_interop_get(loc: *const Ident, ty: i32, device: i64, num_prefers: i32,
-                         prefers: *mut c_void, ctx: *mut c_void, deps: *mut c_void) -> *mut c_void = std::ptr::null_mut();
-    fn __tgt_interop_use60(loc: *const Ident, interop: *mut c_void, ctx: *mut c_void,
-                           deps: *mut c_void) -> c_int = OFFLOAD_FAIL;
-    fn __tgt_interop_release(loc: *const Ident, interop: *mut c_void, ctx: *mut c_void,
-                             deps: *mut c_void) -> c_int = OFFLOAD_FAIL;
-    fn ompx_interop_add_completion_callback(interop: *mut c_void, callback: *mut c_void,
-                                            data: *mut c_void) -> c_int = OMP_IRC_OTHER;
-}
-
-/// `omp_irc_other`.
-const OMP_IRC_OTHER: c_int = -6;
-
 export! {
     /// LLVM 22: libomp calls this at its synchronisation points (taskwait, barrier) so that the
-    /// runtime completes the interop objects a `dispatch` construct created implicitly for the
-    /// task. No interop object is ever created here, so there is nothing to complete.
-    fn __tgt_target_sync(_loc: *const Ident, _gtid: c_int, _task: *mut c_void, _event: *mut c_void) {}
+    /// runtime completes the interop objects created implicitly for the thread (`dispatch`,
+    /// `__tgt_interop_get` with the `implicit` flag) that were used since the last one; their
+    /// completion callbacks run.
+    fn __tgt_target_sync(_loc: *const Ident, gtid: c_int, _task: *mut c_void, _event: *mut c_void) {
+        // Nothing to do before the runtime exists (no object can).
+        let Some(rt) = RUNTIME.get() else { return };
+        super::interop::target_sync(rt, gtid);
+    }
 }

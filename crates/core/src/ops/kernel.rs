@@ -264,6 +264,12 @@ impl Runtime {
             trace::launch(info, dev.id, abi, name, blocks, threads, mode, config);
         }
         if let Err(source) = launched {
+            // The backend's reason first, in LLVM's words ("Error in cuLaunchKernel for ...").
+            crate::message::plugin_error(format_args!(
+                "Failure to run target region {} in device {}: {source}",
+                crate::message::Addr(host_ptr),
+                dev.id
+            ));
             report(format_args!("Executing target region abort target."));
             return Err(Error::Device {
                 device: dev.id,

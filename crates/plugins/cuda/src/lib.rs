@@ -60,6 +60,10 @@ pub struct CudaConfig {
     /// again at device initialisation, so that the pool's first growth (its physical mapping,
     /// measured at ~0.3 ms per MiB on an H200) is not paid inside the program's constructs.
     pub pool_preallocate: usize,
+    /// `OMPTARGET_RS_CUDA_RECORD_VA`: the address a recording's region is asked for first
+    /// (0: anywhere). The driver's own choice is the same low address in every process, where
+    /// a replaying process's memory pool may already lie; one far from those is free.
+    pub record_va: usize,
     /// `OMPTARGET_RS_CUDA_STAGING_LIMIT`: pinned bytes kept for staging copies to and from
     /// pageable host memory (0: the driver's own path for every copy; see staging.rs).
     pub staging_limit: usize,
@@ -94,11 +98,95 @@ impl Default for CudaConfig {
             blocking_sync: false,
             info: 0,
             pool_preallocate: 256 << 20,
+            record_va: 0x6000_0000_0000,
             staging_limit: 512 << 20,
             small_block_threshold: 8192,
             batch_copies: true,
         }
     }
+}
+
+/// The size of a kernel's parameters as the driver lays them out: the last parameter's offset
+/// plus its size (`cuFuncGetParamInfo`, CUDA 12.4), `None` where the driver cannot say.
+///
+/// # Safety
+/// `func` is a live function of a loaded module.
+pub unsafe fn param_bytes(func: sys::CUfunction) -> Option<usize> {
+    let mut end = None;
+    for i in 0..4096 {
+        let (mut off, mut size) = (0usize, 0usize);
+        // SAFETY: asks about parameter `i` of a live function; an index past the last one
+        // is an error, not undefined behaviour.
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe {
+            sys::cuFuncGetParamInfo(func, i, &mut off, &mut size)
+        }));
+        match r {
+            Ok(sys::CUresult::CUDA_SUCCESS) => end = Some(off + size),
+            Ok(sys::CUresult::CUDA_ERROR_INVALID_VALUE) => return Some(end.unwrap_or(0)),
+            _ => return None,
+        }
+    }
+    end
+}
+
+/// `cuLaunchKernel`'s `extra` array for a parameter buffer at `data` of `*size` bytes:
+/// `CU_LAUNCH_PARAM_BUFFER_POINTER`, `CU_LAUNCH_PARAM_BUFFER_SIZE`, `CU_LAUNCH_PARAM_END` (the
+/// driver's macros are these integers cast to pointers).
+pub fn launch_param_buffer(data: usize, size: &mut usize) -> [*mut std::ffi::c_void; 5] {
+    let tag = |v: u32| std::ptr::without_provenance_mut(v as usize);
+    [
+        tag(sys::CU_LAUNCH_PARAM_BUFFER_POINTER_AS_INT),
+        data as *mut std::ffi::c_void,
+        tag(sys::CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT),
+        (size as *mut usize).cast(),
+        tag(sys::CU_LAUNCH_PARAM_END_AS_INT),
+    ]
+}
+
+/// A kernel language's launch (`llvmLaunchKernel`, LLVM 22's `IsCUDA` flag): the grid and
+/// blocks exactly as given (3-D), and the parameter buffer handed to the driver as it is
+/// (`CU_LAUNCH_PARAM_BUFFER_POINTER`/`_SIZE`, as LLVM 22's CUDA plugin passes it); the driver
+/// copies it before the call returns. The size given is the kernel's own parameter size where
+/// the driver reports it: clang pads the buffer to its alignment (a kernel of 58 bytes of
+/// parameters gets a 64-byte buffer), and the driver refuses a buffer larger than the kernel's
+/// parameters (see `omptarget probe param-buffer`).
+fn launch_language(
+    k: &KernelInfo,
+    lang: omptarget_plugin::LanguageArgs,
+    config: &LaunchConfig,
+    s: CUstream,
+) -> Result<()> {
+    let func = k.func;
+    let dim = |v: u32| v.max(1);
+    let [gx, gy, gz] = config.num_teams.map(dim);
+    let [bx, by, bz] = config.thread_limit.map(dim);
+    let mut size = match k.param_bytes {
+        Some(p) if p < lang.size => p,
+        _ => lang.size,
+    };
+    let mut extra = launch_param_buffer(lang.data, &mut size);
+    let extra_ptr = if lang.size > 0 {
+        extra.as_mut_ptr()
+    } else {
+        std::ptr::null_mut()
+    };
+    // SAFETY: the buffer holds the kernel's parameters as it declares them (clang's launch
+    // stub built it); `extra` lives for the call.
+    call("cuLaunchKernel", || unsafe {
+        sys::cuLaunchKernel(
+            func,
+            gx,
+            gy,
+            gz,
+            bx,
+            by,
+            bz,
+            config.dyn_cgroup_mem,
+            s,
+            std::ptr::null_mut(),
+            extra_ptr,
+        )
+    })
 }
 
 /// The CUDA plugin: one device per visible GPU.
@@ -222,6 +310,8 @@ struct CudaDevice {
     timing: timing::Timing,
     /// Record and replay: the region every device allocation comes from (never freed).
     record: std::sync::OnceLock<RecordRegion>,
+    /// Where a recording's region is asked for first (`CudaConfig::record_va`; 0: anywhere).
+    record_va: usize,
     /// The device's UUID in lower-case hex (LLVM 22's vendor UID of a CUDA device).
     uuid: Option<String>,
 }
@@ -434,6 +524,7 @@ impl CudaDevice {
             peers: Mutex::new(std::collections::HashMap::new()),
             timing: timing::Timing::default(),
             record: std::sync::OnceLock::new(),
+            record_va: config.record_va,
             uuid,
         })
     }
@@ -607,22 +698,50 @@ impl CudaDevice {
         let total = (size + at.map_or(0, |a| a - base))
             .max(1)
             .next_multiple_of(gran);
+        // The driver honours a requested address only for large reservations: on an H200
+        // (driver 580) a 2 MiB one at any address went to its small-allocation heap while
+        // 64 GiB ones landed where asked (`omptarget probe va`, 2026-12-01). So a placed
+        // reservation grows until the address is granted; only `total` bytes get memory.
+        let tries: &[usize] = if at.is_some() {
+            &[0, 1 << 30, 8 << 30, 64 << 30]
+        } else {
+            &[0]
+        };
         let mut ptr: CUdeviceptr = 0;
-        // SAFETY: reserves address space (the address is a hint the driver may ignore).
-        call("cuMemAddressReserve", || unsafe {
-            sys::cuMemAddressReserve(&mut ptr, total, 0, base as CUdeviceptr, 0)
-        })
-        .ok()?;
+        let mut reserved = 0;
+        for &t in tries {
+            let r = t.max(total).next_multiple_of(gran);
+            if r <= reserved {
+                continue;
+            }
+            let mut p: CUdeviceptr = 0;
+            // SAFETY: reserves address space (the address is a hint the driver may ignore).
+            if call("cuMemAddressReserve", || unsafe {
+                sys::cuMemAddressReserve(&mut p, r, 0, base as CUdeviceptr, 0)
+            })
+            .is_err()
+            {
+                continue;
+            }
+            if at.is_none() || p as usize == base {
+                (ptr, reserved) = (p, r);
+                break;
+            }
+            // SAFETY: frees the reservation just made (it is not where it was asked for).
+            let _ = call("cuMemAddressFree", || unsafe {
+                sys::cuMemAddressFree(p, r)
+            });
+            reserved = r;
+        }
+        if ptr == 0 {
+            return None;
+        }
         let unreserve = |p: CUdeviceptr| {
             // SAFETY: frees the reservation made above, once.
             let _ = call("cuMemAddressFree", || unsafe {
-                sys::cuMemAddressFree(p, total)
+                sys::cuMemAddressFree(p, reserved)
             });
         };
-        if at.is_some() && ptr as usize != base {
-            unreserve(ptr);
-            return None;
-        }
         let mut handle: sys::CUmemGenericAllocationHandle = 0;
         // SAFETY: physical memory of `total` bytes on this device.
         if call("cuMemCreate", || unsafe {
@@ -984,7 +1103,9 @@ impl Device for CudaDevice {
                 func,
             )
         })?;
-        let info = KernelInfo::new(func, env.as_deref(), max_block as u32);
+        let mut info = KernelInfo::new(func, env.as_deref(), max_block as u32);
+        // SAFETY: the function was just looked up in a live module.
+        info.param_bytes = unsafe { param_bytes(func) };
         let mut kernels = self.kernels.write().unwrap_or_else(|e| e.into_inner());
         kernels.push(info);
         Ok(KernelId(kernels.len() - 1))
@@ -1112,14 +1233,32 @@ impl Device for CudaDevice {
         })?;
         let need = size.unwrap_or(0);
         let mut got = None;
+        // A recording asks for `record_va` first, an address far from where the driver puts
+        // its own reservations (0x48ea000000 for every process's first large one on an H200,
+        // where a replaying process's memory pool may already be), so that a replay in
+        // another process gets it back.
+        let hint = (at.is_none() && self.record_va != 0).then_some(self.record_va);
         if let Some(n) = size {
-            got = self.map_at(n, at);
+            // A replay gets room for allocations of its own after the recorded memory.
+            let n = if at.is_some() { n + (32 << 20) } else { n };
+            if hint.is_some() {
+                got = self.map_at(n, hint);
+            }
+            if got.is_none() {
+                got = self.map_at(n, at);
+            }
         }
         if got.is_none() && at.is_none() {
-            // A recording: as much as the device gives, mapped anywhere.
+            // A recording: as much as the device gives, at `record_va` if the driver grants
+            // it, else anywhere.
             let mut want = size.unwrap_or(free.saturating_sub(GIB));
             while got.is_none() && want >= GIB.min(need.max(1)) {
-                got = self.map_at(want, None);
+                if hint.is_some() {
+                    got = self.map_at(want, hint);
+                }
+                if got.is_none() {
+                    got = self.map_at(want, None);
+                }
                 want = want.saturating_sub(GIB);
                 if want == 0 {
                     break;
@@ -1400,10 +1539,15 @@ impl Device for CudaDevice {
         let k = kernels
             .get(kernel.0)
             .ok_or_else(|| Error::new(ErrorKind::InvalidArgument, "unknown CUDA kernel"))?;
+        if let Some(lang) = config.language {
+            let s = self.submit(queue)?;
+            return launch_language(k, lang, config, s);
+        }
         let (blocks, threads) = k.geometry(&self.limits, config);
         let s = self.submit(queue)?;
-        // The hidden launch environment (version 3+): ~0 unless the kernel reduces across teams.
-        let (launch_env, env_alloc) = if config.version >= 3 {
+        // The hidden launch environment: ~0 unless the kernel reduces across teams.
+        let with_env = k.passes_launch_env(config);
+        let (launch_env, env_alloc) = if with_env {
             self.prepare_launch_env(k.reduction_bytes(), config, queue)?
         } else {
             (usize::MAX, None)
@@ -1411,7 +1555,7 @@ impl Device for CudaDevice {
         // The argument words and the pointers to them, inline for up to 32 arguments, so a
         // launch allocates nothing.
         let mut words: Words<usize> = Words::default();
-        if config.version >= 3 {
+        if with_env {
             words.push(launch_env);
         }
         for &a in args {

@@ -415,6 +415,21 @@ impl Device for HostDevice {
         config: &LaunchConfig,
         _queue: QueueId,
     ) -> Result<()> {
+        if let Some(lang) = config.language
+            && lang.size > 0
+        {
+            // No compiler makes host-device kernels of a kernel language (clang's
+            // -foffload-via-llvm targets GPUs), and the buffer's layout says nothing of the
+            // parameters' types, which the host calling convention needs (LLVM 22's host plugin
+            // drops the buffer and runs the kernel with garbage).
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                format!(
+                    "a kernel-language launch passes {} bytes of parameters; the host device runs only OpenMP kernels, whose parameters are pointer words",
+                    lang.size
+                ),
+            ));
+        }
         // Version 3 kernels take the launch environment first; the host device has none.
         let hidden = usize::from(config.version >= 3);
         ffi_call::call(kernel.0, hidden, args)

@@ -63,6 +63,17 @@ pub enum Op {
         args: Vec<usize>,
         queue: QueueId,
     },
+    /// A kernel language's launch (`LaunchConfig::language`): the parameter bytes and the
+    /// grid and blocks as the backend received them.
+    LanguageLaunch {
+        device: usize,
+        kernel: String,
+        params: Vec<u8>,
+        grid: [u32; 3],
+        block: [u32; 3],
+        shared: u32,
+        queue: QueueId,
+    },
     CreateQueue {
         device: usize,
         queue: QueueId,
@@ -737,7 +748,7 @@ impl Device for MockDevice {
         &self,
         kernel: KernelId,
         args: &[usize],
-        _config: &LaunchConfig,
+        config: &LaunchConfig,
         queue: QueueId,
     ) -> Result<()> {
         self.state.check_fault(OpKind::Launch)?;
@@ -756,6 +767,25 @@ impl Device for MockDevice {
             .unwrap_or_else(|e| e.into_inner())
             .get(&name)
             .cloned();
+        if let Some(lang) = config.language {
+            let params = if lang.size == 0 {
+                Vec::new()
+            } else {
+                // SAFETY: the caller's buffer of `size` bytes lives for the call.
+                unsafe { std::slice::from_raw_parts(lang.data as *const u8, lang.size) }.to_vec()
+            };
+            self.state.tick(cost::LAUNCH);
+            self.state.record(Op::LanguageLaunch {
+                device: self.index,
+                kernel: name,
+                params,
+                grid: config.num_teams,
+                block: config.thread_limit,
+                shared: config.dyn_cgroup_mem,
+                queue,
+            });
+            return Ok(());
+        }
         if let Some(f) = f {
             f(&self.state.memory, args);
         }

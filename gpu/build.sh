@@ -88,6 +88,7 @@ mkdir -p "$out/ours" "$out/bin" "$out/expected" "$out/examples" "$out/bench"
 for a in "${abis[@]}"; do mkdir -p "$out/$a"; done
 
 cp target/release/libomptarget.so "$out/ours/libomptarget.so.19.1"
+ln -sf libomptarget.so.19.1 "$out/ours/libomptarget.so.22.1"
 cp target/release/omptarget "$out/bin/omptarget"
 strip --strip-unneeded "$out/ours/libomptarget.so.19.1"
 strip "$out/bin/omptarget"
@@ -265,6 +266,24 @@ for src in gpu/tools/*.c tests/record/*.c tests/profile/*.c; do
   [[ -f $src ]] || continue
   compile v7 "tools/$(basename "$src" .c)" -O2 -g0 "$src" -o "$out/tools/$(basename "$src" .c)" -ldl || nfail=$((nfail + 1))
 done
+
+# CUDA programs built with clang 22's -foffload-via-llvm (their launches reach the runtime
+# through llvmLaunchKernel, with the kernel's parameter buffer): gpu/tools/*.cu. Debian's LLVM 22
+# ships no NVPTX device runtime (libompdevice); these kernels need none, so an empty archive
+# stands in for it. They NEED libomptarget.so.22.1: ours gets that name too (below).
+if [[ $target != host ]] && command -v clang-22 >/dev/null; then
+  empty=$(mktemp -d)
+  ar rcs "$empty/libompdevice.a"
+  for src in gpu/tools/*.cu; do
+    [[ -f $src ]] || continue
+    if ! clang-22 -x cuda -foffload-via-llvm --offload-arch="$target" --cuda-path="$cuda_v7" -O2 \
+        -Wno-unknown-cuda-version "$src" -o "$out/tools/$(basename "$src" .cu)" \
+        -L"$root/build/llvm22/lib" -Xoffload-linker -L"$empty" 2> "$out/tools/$(basename "$src" .cu).log"; then
+      echo "FAILED: tools/$(basename "$src" .cu) (clang-22 -foffload-via-llvm)"; nfail=$((nfail + 1))
+    fi
+  done
+  rm -rf "$empty"
+fi
 
 # Plain host tools (no offloading): bench/tools/*.c
 for src in bench/tools/*.c; do

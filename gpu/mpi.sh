@@ -6,6 +6,8 @@
 #                                  ompi.tar.xz (~3 MB); the runtime is gpu/out/ours
 #   there: bash gpu/mpi.sh run     (device tool, carry ["gpu/out"]) runs mpi_stencil with
 #                                  1, 2, 4 and 8 ranks on the one GPU, each must print check: OK
+#          bash gpu/mpi.sh profile one rank under each runtime, then ours with its driver-call
+#                                  profile, without staging and without pool pre-allocation
 # env (build): OFFLOAD_CC (../shared/tools/offload-cc), CUDA_V7 (~/.cache/omptarget-cuda)
 # env (run):   MPI_ARGS (grid and iterations, default "4096 500"), EXTRA_LIB (/usr/local/nvidia/lib64),
 #              MPI_LLVM19 (LLVM 19's unpacked bundle; default: gpu/out/llvm19.tar.xz unpacked by
@@ -71,6 +73,33 @@ case ${1:-} in
     printf '%s\n' "${table[@]}"
     echo "== mpi: $fails failed"
     exit $((fails > 0))
+    ;;
+  profile)
+    # One rank, where ours was slower than LLVM 19 (docs/SCALING.md): the time under each
+    # runtime, then ours with its driver-call profile (OMPTARGET_RS_PROFILE=1) as it is, without
+    # staging copies, and without pool pre-allocation.
+    source gpu/unpack.sh
+    unpack_out
+    mkdir -p /tmp/omptarget-ompi && tar -C /tmp/omptarget-ompi -xJf "$out/ompi.tar.xz"
+    source /tmp/omptarget-ompi/ompi/env.sh
+    lib=$(cd "$out/../ours" && pwd):${EXTRA_LIB:-/usr/local/nvidia/lib64}
+    read -ra args <<< "${MPI_ARGS:-4096 500}"
+    llvm19_dir llvm
+    export PMIX_MCA_pcompress_base_silence_warning=1
+    one() { # LABEL LIB ENV...
+      local label=$1 l=$2; shift 2
+      echo "== 1 rank, $label"
+      local xs=(-x LD_LIBRARY_PATH -x OMP_TARGET_OFFLOAD=MANDATORY) kv
+      for kv in "$@"; do xs+=(-x "$kv"); done
+      LD_LIBRARY_PATH=$l:${LD_LIBRARY_PATH:-} timeout 120 mpirun --oversubscribe --allow-run-as-root -np 1 \
+        "${xs[@]}" "$out/bin/mpi_stencil" "${args[@]}" 2>&1 | grep -E '^(time|check)|calls' | head -n 24
+    }
+    [[ -n $llvm ]] && one "LLVM 19" "$llvm:${EXTRA_LIB:-/usr/local/nvidia/lib64}"
+    one "ours" "$lib"
+    one "ours, profile" "$lib" OMPTARGET_RS_PROFILE=1
+    one "ours, no staging" "$lib" OMPTARGET_RS_CUDA_STAGING_LIMIT=0
+    one "ours, no pool pre-allocation" "$lib" OMPTARGET_RS_CUDA_POOL_PREALLOCATE=0
+    [[ -n $llvm ]] && one "LLVM 19 again" "$llvm:${EXTRA_LIB:-/usr/local/nvidia/lib64}"
     ;;
   *) sed -n '2,9p' "$0"; exit 2 ;;
 esac

@@ -84,6 +84,11 @@ enum Probe {
         #[arg(default_value_t = 5)]
         reps: usize,
     },
+    /// Where the driver puts address-space reservations and allocations, and whether it
+    /// honours a requested address (HINT in hex), for record/replay.
+    Va { hints: Vec<String> },
+    /// A kernel launched with its parameters in one buffer, of the exact size and padded.
+    ParamBuffer,
     /// Time for the default memory pool to give GIB GiB back to the device.
     PoolTrim {
         #[arg(default_value_t = 16)]
@@ -118,6 +123,8 @@ fn main() -> ExitCode {
                 Probe::BatchCopy { plain } => probe::batch_copy(plain),
                 Probe::PoolTrim { gib } => probe::pool_trim(gib),
                 Probe::Sanitizer => probe::sanitizer(),
+                Probe::Va { hints } => probe::va(&hints),
+                Probe::ParamBuffer => probe::param_buffer(),
                 Probe::SmallCopies { iters, reps } => probe::small_copies(iters, reps),
             };
             match r {

@@ -9,6 +9,10 @@
 //! - `sanitizer`: whether the runtime's compute-sanitizer detection fires in this process.
 //! - `small-copies [ITERS] [REPS]`: the 16 × 1 KiB region's copies done five ways (see
 //!   `small_copies`), per-region times (issue #15).
+//! - `va [HINT...]`: where the driver puts reservations and allocations in a fresh process and
+//!   whether it honours a requested address (record/replay, issue #11).
+//! - `param-buffer`: a kernel launched with its parameters in one buffer, of the kernel's size
+//!   and padded, as kernel languages launch (issue #11).
 //! - `pool-trim GIB`: how long the default memory pool takes to give `GIB` GiB back to the
 //!   device (`cuMemPoolTrimTo`), and what `cuMemGetInfo` shows before and after (issue #14).
 
@@ -343,4 +347,146 @@ fn batch(
             s,
         )
     })
+}
+
+/// Reserves `size` bytes of device address space at `hint` (anywhere when 0) and gives it
+/// back: the address the driver chose and the result code.
+fn reserve_at(size: usize, hint: usize) -> (usize, String) {
+    let mut p: CUdeviceptr = 0;
+    // SAFETY: reserves address space only; freed below.
+    let r = unsafe { sys::cuMemAddressReserve(&mut p, size, 0, hint as CUdeviceptr, 0) };
+    if r == sys::CUresult::CUDA_SUCCESS {
+        // SAFETY: the reservation just made.
+        unsafe { sys::cuMemAddressFree(p, size) };
+    }
+    (p as usize, format!("{r:?}"))
+}
+
+/// What occupies `[at, at + size)` in this process's host address space (UVA shares it).
+fn host_maps_over(at: usize, size: usize) -> String {
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+    let hits: Vec<String> = maps
+        .lines()
+        .filter(|l| {
+            let Some((a, b)) = l.split_whitespace().next().and_then(|r| r.split_once('-')) else {
+                return false;
+            };
+            let (a, b) = (
+                usize::from_str_radix(a, 16).unwrap_or(0),
+                usize::from_str_radix(b, 16).unwrap_or(0),
+            );
+            a < at.saturating_add(size) && b > at
+        })
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect();
+    if hits.is_empty() {
+        "-".into()
+    } else {
+        hits.join(" | ")
+    }
+}
+
+/// `va [HINT...]`: where the driver puts address-space reservations and allocations in a fresh
+/// process, and whether it honours a requested address (record/replay, issue #11): each hint
+/// (hex) with 2 MiB and with 64 GiB, the usual candidates, reservations without a hint, and
+/// `cuMemAlloc` of 2 MiB and of most of the device.
+pub fn va(hints: &[String]) -> Result<(), String> {
+    let _gpu = Gpu::new()?;
+    const MIB2: usize = 2 << 20;
+    const GIB: usize = 1 << 30;
+    let mut list: Vec<usize> = Vec::new();
+    for h in hints {
+        list.push(
+            usize::from_str_radix(h.trim_start_matches("0x"), 16)
+                .map_err(|e| format!("hint {h}: {e}"))?,
+        );
+    }
+    list.extend([
+        0x6000_0000_0000,
+        0x1000_0000_0000,
+        0x100_0000_0000,
+        0x7e00_0000_0000,
+    ]);
+    for &h in &list {
+        for size in [MIB2, 64 * GIB] {
+            let (got, r) = reserve_at(size, h);
+            println!(
+                "probe=va reserve hint={h:#x} size_gib={:.3} got={got:#x} honoured={} result={r} host_maps={}",
+                size as f64 / GIB as f64,
+                got == h,
+                host_maps_over(h, size)
+            );
+        }
+    }
+    for size in [MIB2, 64 * GIB, 128 * GIB] {
+        let (got, r) = reserve_at(size, 0);
+        println!(
+            "probe=va reserve hint=none size_gib={:.3} got={got:#x} result={r}",
+            size as f64 / GIB as f64
+        );
+    }
+    let (free_b, _) = mem_info()?;
+    for size in [MIB2, free_b.saturating_sub(2 * GIB) & !(GIB - 1)] {
+        let mut p: CUdeviceptr = 0;
+        // SAFETY: writes the allocation's address; freed at once.
+        let r = unsafe { sys::cuMemAlloc_v2(&mut p, size) };
+        println!(
+            "probe=va cuMemAlloc size_gib={:.3} got={:#x} result={r:?}",
+            size as f64 / GIB as f64,
+            p as usize
+        );
+        if r == sys::CUresult::CUDA_SUCCESS {
+            // SAFETY: the allocation just made.
+            unsafe { sys::cuMemFree_v2(p) };
+        }
+    }
+    Ok(())
+}
+
+/// `param-buffer`: a kernel launched with its parameters in one buffer
+/// (`CU_LAUNCH_PARAM_BUFFER_POINTER`, as kernel languages launch through `llvmLaunchKernel`):
+/// with the buffer the size of the kernel's parameters, and with it padded by 8 bytes, as clang
+/// pads a parameter struct to its alignment. Shows whether the driver takes a larger buffer.
+pub fn param_buffer() -> Result<(), String> {
+    let gpu = Gpu::new()?;
+    let s = stream_new()?;
+    let dsts: Vec<CUdeviceptr> = (0..WORDS)
+        .map(|_| alloc(256, s))
+        .collect::<Result<_, _>>()?;
+    sync(s)?;
+    // SAFETY: the probe's module is loaded and its function live.
+    let reported = unsafe { omptarget_plugin_cuda::param_bytes(gpu.touch16) };
+    let mut buf: Vec<u64> = dsts.clone();
+    buf.push(0);
+    for size in [WORDS * 8, WORDS * 8 + 8] {
+        let mut sz = size;
+        let mut extra =
+            omptarget_plugin_cuda::launch_param_buffer(buf.as_mut_ptr() as usize, &mut sz);
+        // SAFETY: the buffer holds 16 device pointers (and a spare word); `extra` lives for
+        // the call.
+        let r = unsafe {
+            sys::cuLaunchKernel(
+                gpu.touch16,
+                1,
+                1,
+                1,
+                1,
+                1,
+                1,
+                0,
+                s,
+                std::ptr::null_mut(),
+                extra.as_mut_ptr(),
+            )
+        };
+        let synced = sync(s).map_or_else(|e| e, |_| "ok".to_string());
+        println!(
+            "probe=param-buffer kernel_params={} buffer_bytes={size} launch={r:?} sync={synced}",
+            reported.map_or("?".to_string(), |p| p.to_string())
+        );
+    }
+    for d in dsts {
+        free(d, s)?;
+    }
+    sync(s)
 }

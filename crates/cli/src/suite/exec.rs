@@ -277,10 +277,16 @@ fn remove_traces(prefix: &Path) {
 /// The last `calling init: PATH` line of an `LD_DEBUG=libs` trace whose PATH ends with
 /// `soname`: where that library was initialised from (empty: it was not).
 pub fn initialised(trace: &str, soname: &str) -> String {
+    // Any version of the library counts (a clang-22 program NEEDs libomptarget.so.22.1,
+    // which ours also provides), not libraries whose names merely start alike.
+    let stem = soname.find(".so").map_or(soname, |i| &soname[..i + 3]);
     trace
         .lines()
         .filter_map(|l| l.split_once("calling init: ").map(|(_, p)| p.trim()))
-        .rfind(|p| p.ends_with(soname))
+        .rfind(|p| {
+            let name = p.rsplit('/').next().unwrap_or(p);
+            name == stem || name.strip_prefix(stem).is_some_and(|v| v.starts_with('.'))
+        })
         .unwrap_or("")
         .to_owned()
 }
@@ -380,7 +386,20 @@ mod tests {
             initialised(trace, "libomptarget.so.19.1"),
             "/opt/b/libomptarget.so.19.1"
         );
-        assert_eq!(initialised(trace, "libomptarget.so.22.1"), "");
+        // Any version of the library: a clang-22 program loads ours as libomptarget.so.22.1.
+        assert_eq!(
+            initialised(trace, "libomptarget.so.22.1"),
+            "/opt/b/libomptarget.so.19.1"
+        );
+        let other = "    100:\tcalling init: /opt/a/libomptarget.so.19.1\n\
+                     \x20   100:\tcalling init: /opt/c/libomptarget.sox\n\
+                     \x20   100:\tcalling init: /opt/c/libomptarget-nvptx.so\n";
+        assert_eq!(
+            initialised(other, "libomptarget.so.19.1"),
+            "/opt/a/libomptarget.so.19.1",
+            "only the library itself, not names that start alike"
+        );
+        assert_eq!(initialised(trace, "libffi.so.8"), "");
 
         let d = tmp("loaded");
         fs::create_dir_all(d.join("rt")).unwrap();

@@ -17,6 +17,37 @@ pub fn normalise_stderr(text: &str) -> String {
     out
 }
 
+/// `text` with the rows of each mapping table dump (`LIBOMPTARGET_INFO` 0x4: the lines after a
+/// `Host Ptr  Target Ptr ...` header that start like it) sorted, for comparing two builds of
+/// one program whose globals lie in another order.
+pub fn sort_table_rows(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rows: Vec<&str> = Vec::new();
+    let mut prefix: Option<&str> = None;
+    let flush = |rows: &mut Vec<&str>, out: &mut String| {
+        rows.sort_unstable();
+        for r in rows.drain(..) {
+            out.push_str(r);
+        }
+    };
+    for line in text.split_inclusive('\n') {
+        if let Some(p) = prefix {
+            if line.starts_with(p) && line[p.len()..].starts_with("0x") {
+                rows.push(line);
+                continue;
+            }
+            flush(&mut rows, &mut out);
+            prefix = None;
+        }
+        if let Some(at) = line.find("Host Ptr ") {
+            prefix = Some(&line[..at]);
+        }
+        out.push_str(line);
+    }
+    flush(&mut rows, &mut out);
+    out
+}
+
 /// `CUDA device N info: The primary context is inactive...`
 fn is_context_line(line: &str) -> bool {
     let Some(rest) = line.strip_prefix("CUDA device ") else {
@@ -234,5 +265,19 @@ mod tests {
             ["aa bb", "cc", "dddddddd"]
         );
         assert!(fold_words([], 5).is_empty());
+    }
+
+    #[test]
+    fn table_rows_are_compared_as_sets() {
+        let a = "x\nd info: Host Ptr  Target Ptr\nd info: 0xADDR 0xADDR 32 table\nd info: 0xADDR 0xADDR 4 counter\nd info: next\n";
+        let b = "x\nd info: Host Ptr  Target Ptr\nd info: 0xADDR 0xADDR 4 counter\nd info: 0xADDR 0xADDR 32 table\nd info: next\n";
+        assert_ne!(a, b);
+        assert_eq!(sort_table_rows(a), sort_table_rows(b));
+        let c = b.replace("next", "other");
+        assert_ne!(
+            sort_table_rows(a),
+            sort_table_rows(&c),
+            "lines after the rows still count"
+        );
     }
 }

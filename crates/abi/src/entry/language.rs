@@ -47,6 +47,7 @@ pub(super) const FLAG_IS_CUDA: u64 = 2;
 
 /// The parameter bytes of a kernel-language launch: what the `KernelLaunchParamsTy` that
 /// `KernelArgsTy::ArgPtrs` points at describes (none for a null pointer or a null buffer).
+#[cold]
 pub(super) fn launch_params(params: *const c_void) -> LanguageArgs {
     if params.is_null() {
         return LanguageArgs::default();

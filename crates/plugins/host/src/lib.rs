@@ -418,17 +418,7 @@ impl Device for HostDevice {
         if let Some(lang) = config.language
             && lang.size > 0
         {
-            // No compiler makes host-device kernels of a kernel language (clang's
-            // -foffload-via-llvm targets GPUs), and the buffer's layout says nothing of the
-            // parameters' types, which the host calling convention needs (LLVM 22's host plugin
-            // drops the buffer and runs the kernel with garbage).
-            return Err(Error::new(
-                ErrorKind::InvalidArgument,
-                format!(
-                    "a kernel-language launch passes {} bytes of parameters; the host device runs only OpenMP kernels, whose parameters are pointer words",
-                    lang.size
-                ),
-            ));
+            return Err(refuse_language_parameters(lang.size));
         }
         // Version 3 kernels take the launch environment first; the host device has none.
         let hidden = usize::from(config.version >= 3);
@@ -459,6 +449,22 @@ impl Device for HostDevice {
     fn wait_event(&self, _event: EventId, _queue: QueueId) -> Result<()> {
         Ok(())
     }
+}
+
+/// A kernel-language launch with parameters (`llvmLaunchKernel`): no compiler makes
+/// host-device kernels of a kernel language (clang's -foffload-via-llvm targets GPUs), and the
+/// buffer's layout says nothing of the parameters' types, which the host calling convention
+/// needs (LLVM 22's host plugin drops the buffer and runs the kernel without it). Out of line:
+/// the launch path stays as small as it was.
+#[cold]
+#[inline(never)]
+fn refuse_language_parameters(size: usize) -> Error {
+    Error::new(
+        ErrorKind::InvalidArgument,
+        format!(
+            "a kernel-language launch passes {size} bytes of parameters; the host device runs only OpenMP kernels, whose parameters are pointer words"
+        ),
+    )
 }
 
 impl Drop for HostDevice {

@@ -1081,3 +1081,53 @@ fn a_kernel_language_launch_passes_its_parameter_bytes_and_grid_as_given() {
         other => panic!("an OpenMP launch instead: {other:?}"),
     }
 }
+
+#[test]
+fn a_legacy_launch_of_a_kernel_that_takes_the_launch_environment_gets_it() {
+    // clang ≤ 16's entry points launch with KernelArgs version 1 and no launch-environment
+    // word; a clang 18+ kernel takes that word first. Without arguments the launch runs, and
+    // the backend is told the kernel's own version, so every backend passes the word.
+    let fx = fixture(1, false, false);
+    fx.state
+        .kernels_take_launch_env
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    // The region's kernel, without arguments to read here.
+    fx.state.add_kernel("inc", |_, _| {});
+    let dev = fx.rt.device(0).unwrap();
+    let launch = |version: u32, items: &[(usize, i64, u64)]| {
+        let config = LaunchConfig {
+            version,
+            ..Default::default()
+        };
+        with_args(items, |args| {
+            let mut ai = fx.rt.async_info(&dev);
+            let r = fx.rt.target(
+                &dev,
+                fx.region,
+                args,
+                &config,
+                &SourceLoc::default(),
+                &mut ai,
+            );
+            ai.synchronize().and(r)
+        })
+    };
+    let seen = || {
+        fx.state
+            .last_launch_version
+            .load(std::sync::atomic::Ordering::SeqCst)
+    };
+    launch(1, &[]).unwrap();
+    assert_eq!(seen(), 3, "upgraded to the kernel's version");
+    launch(3, &[]).unwrap();
+    assert_eq!(seen(), 3);
+    fx.state
+        .last_launch_version
+        .store(0, std::sync::atomic::Ordering::SeqCst);
+    let x = Box::new(1i32);
+    assert!(
+        launch(2, &[(addr(&*x), 4, mt::TO | mt::FROM | mt::TARGET_PARAM)]).is_err(),
+        "with arguments each would reach the wrong parameter: refused"
+    );
+    assert_eq!(seen(), 0, "not launched");
+}

@@ -191,19 +191,12 @@ fn target_kernel(
     } else {
         // Version 1 ends after the trip count: take the launch bounds from the call. A region
         // without `teams` passes -1, one team (u32::MAX, as a version 2+ region says it).
-        (
-            [
-                if num_teams < 0 {
-                    u32::MAX
-                } else {
-                    num_teams as u32
-                },
-                0,
-                0,
-            ],
-            [thread_limit.max(0) as u32, 0, 0],
-            0,
-        )
+        let teams = if num_teams < 0 {
+            u32::MAX
+        } else {
+            num_teams as u32
+        };
+        ([teams, 0, 0], [thread_limit.max(0) as u32, 0, 0], 0)
     };
     if version == 0 && ka.flags & super::language::FLAG_IS_CUDA == 0 {
         // No compiler emits version 0 (clang 15 and 16 emit 1, 17 emits 2, 18 and later 3);

@@ -52,6 +52,21 @@ impl Runtime {
                 config.version, found.min_args_version
             )));
         }
+        // A launch through clang ≤ 16's entry points (version 1 or 2, without arguments, so
+        // it passed the check above) of a kernel that takes the launch environment: every
+        // backend passes it, as for the version the kernel was compiled for (without it the
+        // kernel reads a parameter that is not there; LLVM 19's CUDA plugin fails the launch).
+        // Version 0 launches (kernel languages) keep their parameters as they are.
+        let upgraded;
+        let config = if config.version > 0 && config.version < found.min_args_version {
+            upgraded = LaunchConfig {
+                version: found.min_args_version,
+                ..*config
+            };
+            &upgraded
+        } else {
+            config
+        };
         trace::arguments(
             info,
             dev.id,

@@ -84,9 +84,6 @@ pub struct KernelInfo {
     preferred_threads: u32,
     max_teams: i32,
     reduction_bytes: usize,
-    /// The kernel has a kernel environment (clang 18 and later), so it takes the launch
-    /// environment as its first parameter, whatever `KernelArgsTy` version launches it.
-    takes_launch_env: bool,
     /// The bytes of its parameters as the driver lays them out (`cuFuncGetParamInfo`: the last
     /// one's offset plus size), when the driver says.
     pub param_bytes: Option<usize>,
@@ -126,19 +123,8 @@ impl KernelInfo {
             preferred_threads: DEFAULT_THREADS.min(max),
             max_teams,
             reduction_bytes,
-            takes_launch_env: env.is_some(),
             param_bytes: None,
         }
-    }
-
-    /// Whether a launch with `config` passes the launch environment first: any version 3
-    /// launch, and a version 1 or 2 one (clang ≤ 16's entry points, which know nothing of it)
-    /// of a kernel that takes one: without the word such a kernel reads a parameter that is
-    /// not there (LLVM 19 fails those launches). Version 0 launches pass their words verbatim
-    /// (record/replay, kernel languages).
-    pub fn passes_launch_env(&self, config: &LaunchConfig) -> bool {
-        config.language.is_none()
-            && (config.version >= 3 || (config.version > 0 && self.takes_launch_env))
     }
 
     pub fn reduction_bytes(&self) -> usize {

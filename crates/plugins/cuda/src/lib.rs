@@ -1545,8 +1545,9 @@ impl Device for CudaDevice {
         }
         let (blocks, threads) = k.geometry(&self.limits, config);
         let s = self.submit(queue)?;
-        // The hidden launch environment: ~0 unless the kernel reduces across teams.
-        let with_env = k.passes_launch_env(config);
+        // The hidden launch environment (version 3+; the core upgrades older launches of
+        // kernels that take it): ~0 unless the kernel reduces across teams.
+        let with_env = config.version >= 3;
         let (launch_env, env_alloc) = if with_env {
             self.prepare_launch_env(k.reduction_bytes(), config, queue)?
         } else {

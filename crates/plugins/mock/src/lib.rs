@@ -234,6 +234,11 @@ pub struct MockState {
     /// Whether the devices offer a foreign runtime (`#pragma omp interop`): the mock's is
     /// named `mock`, its device handle is the device index plus 100 and its context 0xC0.
     pub foreign: std::sync::atomic::AtomicBool,
+    /// Whether its kernels take the launch environment first (as clang 18 and later's do;
+    /// `Device::takes_launch_environment`).
+    pub kernels_take_launch_env: std::sync::atomic::AtomicBool,
+    /// The `KernelArgsTy` version of the last launch, as the backend received it.
+    pub last_launch_version: std::sync::atomic::AtomicU32,
     /// The mock's device clock (ns): every operation advances it by a fixed cost (see
     /// [`cost`]), so traced durations are exact and tests can check them.
     pub clock: AtomicU64,
@@ -394,6 +399,8 @@ impl MockPlugin {
                 peer_access: std::sync::atomic::AtomicBool::new(false),
                 unified_memory: std::sync::atomic::AtomicBool::new(false),
                 foreign: std::sync::atomic::AtomicBool::new(false),
+                kernels_take_launch_env: std::sync::atomic::AtomicBool::new(false),
+                last_launch_version: std::sync::atomic::AtomicU32::new(0),
                 clock: AtomicU64::new(1_000_000),
                 stamps: Mutex::new(HashMap::new()),
                 syncs: Mutex::new(HashMap::new()),
@@ -623,6 +630,9 @@ impl Device for MockDevice {
             ))
         }
     }
+    fn takes_launch_environment(&self, _module: ModuleId, _name: &str) -> Option<bool> {
+        Some(self.state.kernels_take_launch_env.load(Ordering::SeqCst))
+    }
     fn foreign_runtime(&self) -> Option<ForeignRuntime> {
         self.state
             .foreign
@@ -752,6 +762,9 @@ impl Device for MockDevice {
         queue: QueueId,
     ) -> Result<()> {
         self.state.check_fault(OpKind::Launch)?;
+        self.state
+            .last_launch_version
+            .store(config.version, Ordering::SeqCst);
         let name = self
             .state
             .kernel_names

@@ -173,13 +173,7 @@ pub fn target_async_handle() -> Option<*mut *mut libc::c_void> {
 /// Blocks until the tasks that a construct's dependences (`ndeps` `kmp_depend_info_t` values at
 /// `deps`, as clang passes them to `__tgt_interop_*`) name have completed.
 pub fn wait_dependences(loc: *const libc::c_void, gtid: i32, ndeps: i32, deps: *mut libc::c_void) {
-    if ndeps <= 0 || deps.is_null() {
-        return;
-    }
-    let t = tasking();
-    let Some(wait) = t.wait_deps else { return };
-    // SAFETY: libomp's function with clang's dependence array of `ndeps` elements.
-    unsafe { wait(loc, gtid, ndeps, deps.cast(), 0, std::ptr::null_mut()) };
+    wait_dependence_lists(loc, gtid, (ndeps, deps), (0, std::ptr::null_mut()));
 }
 
 /// [`wait_dependences`] with a `noalias` list too (LLVM 22's `dep_pack_t`).

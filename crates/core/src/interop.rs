@@ -267,6 +267,14 @@ impl Interop {
         std::mem::take(&mut *self.callbacks.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
+    /// Completes the object's foreign work ([`Interop::complete_foreign_work`]) and hands back
+    /// the callbacks to run now; when the wait fails they stay for the next completion. Every
+    /// completion goes through here: `use`, `destroy`/`release`, a synchronisation point.
+    pub fn complete(&self) -> Result<Vec<CompletionCallback>> {
+        self.complete_foreign_work()?;
+        Ok(self.take_completion_callbacks())
+    }
+
     /// Waits for the work the program queued on the `targetsync` queue (nothing to do for a
     /// `target` object): `interop use` and `interop destroy` complete only after it.
     pub fn complete_foreign_work(&self) -> Result<()> {
@@ -371,22 +379,42 @@ impl Runtime {
         kind: InteropKind,
         prefers: &[i64],
     ) -> Result<Arc<Interop>> {
-        let id = if device_id == -1 {
-            self.default_device()
-        } else {
-            device_id
-        };
+        let (device, foreign) = self.interop_device(device_id, prefers)?;
+        self.new_interop(device, kind, foreign)
+    }
+
+    /// The device an interop object for `device_id` (−1: the default device) belongs to, and
+    /// the foreign runtime it presents for `prefers`.
+    fn interop_device(
+        &self,
+        device_id: i64,
+        prefers: &[i64],
+    ) -> Result<(Arc<Device>, ForeignRuntime)> {
         if self.policy() == crate::runtime::Policy::Disabled {
             return Err(Error::InvalidArgument(
                 "offloading is disabled: no device for an interop object".into(),
             ));
         }
+        let id = if device_id == -1 {
+            self.default_device()
+        } else {
+            device_id
+        };
         let device = self.device_unloaded(id)?;
-        let backend = device.backend()?;
-        let Some(foreign) = backend.foreign_runtime() else {
+        let Some(own) = device.backend()?.foreign_runtime() else {
             return Err(Error::NoForeignRuntime { device: device.id });
         };
-        let foreign = select_foreign(&foreign, prefers);
+        let foreign = select_foreign(&own, prefers);
+        Ok((device, foreign))
+    }
+
+    /// A live object (its `targetsync` queue out of the device's pool).
+    fn new_interop(
+        &self,
+        device: Arc<Device>,
+        kind: InteropKind,
+        foreign: ForeignRuntime,
+    ) -> Result<Arc<Interop>> {
         let queue = match kind {
             InteropKind::TargetSync => Some(device.acquire_queue()?),
             InteropKind::Target => None,
@@ -413,31 +441,18 @@ impl Runtime {
         kind: InteropKind,
         prefers: &[i64],
     ) -> Result<usize> {
-        let id = if device_id == -1 {
-            self.default_device()
-        } else {
-            device_id
-        };
-        // Which foreign runtime the object would present, found before the table's lock is
-        // taken (finding it may initialise the device).
-        let device = self.device_unloaded(id)?;
-        let Some(own) = device.backend()?.foreign_runtime() else {
-            return Err(Error::NoForeignRuntime { device: device.id });
-        };
-        let fr = select_foreign(&own, prefers).id;
-        {
-            let mut implicit = lock(&self.implicit_interops);
-            if let Some(e) = implicit.iter_mut().find(|e| {
-                e.gtid == gtid
-                    && e.object.device.id == device.id
-                    && e.object.kind == kind
-                    && e.object.foreign.id == fr
-            }) {
-                e.dirty = true;
-                return Ok(Arc::as_ptr(&e.object) as usize);
-            }
+        // Found before the table's lock is taken (finding it may initialise the device).
+        let (device, foreign) = self.interop_device(device_id, prefers)?;
+        if let Some(e) = lock(&self.implicit_interops).iter_mut().find(|e| {
+            e.gtid == gtid
+                && e.object.device.id == device.id
+                && e.object.kind == kind
+                && e.object.foreign.id == foreign.id
+        }) {
+            e.dirty = true;
+            return Ok(Arc::as_ptr(&e.object) as usize);
         }
-        let object = self.interop_init_preferring(id, kind, prefers)?;
+        let object = self.new_interop(device, kind, foreign)?;
         let handle = Arc::as_ptr(&object) as usize;
         // The live set's reference (what a program's handle would hold) is the runtime's.
         std::mem::forget(object.clone());
@@ -450,30 +465,21 @@ impl Runtime {
     }
 
     /// A thread's synchronisation point (LLVM 22's `__tgt_target_sync`, from libomp's
-    /// `taskwait` and barriers): the foreign work on the implicit objects it used since the
-    /// last one is completed. Returns each completed object's handle with its callbacks.
-    pub fn interop_target_sync(
-        &self,
-        gtid: i32,
-    ) -> Vec<(usize, Result<()>, Vec<CompletionCallback>)> {
-        let dirty: Vec<Arc<Interop>> = {
-            let mut implicit = lock(&self.implicit_interops);
-            implicit
-                .iter_mut()
-                .filter(|e| e.gtid == gtid && e.dirty)
-                .map(|e| {
-                    e.dirty = false;
-                    e.object.clone()
-                })
-                .collect()
-        };
+    /// `taskwait` and barriers): the implicit objects it used since the last one complete
+    /// ([`Interop::complete`]). Returns each one's handle with the callbacks to run.
+    pub fn interop_target_sync(&self, gtid: i32) -> Vec<(usize, Result<Vec<CompletionCallback>>)> {
+        let dirty: Vec<Arc<Interop>> = lock(&self.implicit_interops)
+            .iter_mut()
+            .filter(|e| e.gtid == gtid && e.dirty)
+            .map(|e| {
+                e.dirty = false;
+                e.object.clone()
+            })
+            .collect();
         // The waits happen outside the lock (they may block on the device).
         dirty
             .into_iter()
-            .map(|o| {
-                let r = o.complete_foreign_work();
-                (Arc::as_ptr(&o) as usize, r, o.take_completion_callbacks())
-            })
+            .map(|o| (Arc::as_ptr(&o) as usize, o.complete()))
             .collect()
     }
 
@@ -508,10 +514,10 @@ impl Runtime {
         Some(unsafe { Arc::from_raw(handle as *const Interop) })
     }
 
-    /// `interop destroy` with no `nowait`: completes the foreign work, then drops the object
-    /// (its queue returns to the pool).
-    pub fn interop_destroy(&self, interop: Arc<Interop>) -> Result<()> {
-        let r = interop.complete_foreign_work();
+    /// `interop destroy` with no `nowait`: completes the object (its callbacks come back to
+    /// run), then drops it (its queue returns to the pool).
+    pub fn interop_destroy(&self, interop: Arc<Interop>) -> Result<Vec<CompletionCallback>> {
+        let r = interop.complete();
         drop(interop);
         r
     }

@@ -332,8 +332,8 @@ fn implicit_objects_are_per_thread_reused_and_completed_at_synchronisation_point
     let mine = done.iter().find(|d| d.0 == a).expect("the object");
     assert!(mine.1.is_ok());
     assert_eq!(
-        mine.2,
-        vec![Cb {
+        mine.1.as_ref().unwrap(),
+        &vec![Cb {
             function: 7,
             data: 8
         }]

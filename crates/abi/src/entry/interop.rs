@@ -80,13 +80,7 @@ fn object_of(rt: &Runtime, what: &str, slot: Slot, device: i32) -> Option<Arc<In
         ));
         return None;
     }
-    let Some(obj) = rt.interop(handle) else {
-        report(format_args!(
-            "interop {what}: {:#x} is not an interop object (destroyed already?)",
-            handle
-        ));
-        return None;
-    };
+    let obj = live_object(rt, &format!("interop {what}"), handle as *mut c_void)?;
     let device = if device == -1 {
         rt.default_device()
     } else {
@@ -99,6 +93,19 @@ fn object_of(rt: &Runtime, what: &str, slot: Slot, device: i32) -> Option<Arc<In
         ));
     }
     Some(obj)
+}
+
+/// Completes the object's foreign work (with `destroy`, the object too: its queue goes back to
+/// the pool), then runs its completion callbacks.
+fn finish(obj: Arc<Interop>, destroy: bool) -> Result<(), Error> {
+    let handle = Arc::as_ptr(&obj) as usize;
+    let callbacks = if destroy {
+        runtime().interop_destroy(obj)
+    } else {
+        obj.complete()
+    }?;
+    run_callbacks(handle, callbacks);
+    Ok(())
 }
 
 /// Completes the program's foreign work with `then` after it: at once, or with `nowait` in a
@@ -114,19 +121,7 @@ fn complete(
     destroy: bool,
 ) {
     let work = move || {
-        let rt = runtime();
-        let handle = Arc::as_ptr(&obj) as usize;
-        let callbacks = obj.clone();
-        let r = if destroy {
-            rt.interop_destroy(obj)
-        } else {
-            obj.complete_foreign_work()
-        };
-        if r.is_ok() {
-            run_callbacks(handle, callbacks.take_completion_callbacks());
-        }
-        drop(callbacks);
-        if let Err(e) = r {
+        if let Err(e) = finish(obj, destroy) {
             report(format_args!(
                 "interop {}: {e}",
                 if destroy { "destroy" } else { "use" }
@@ -185,9 +180,9 @@ fn run_callbacks(handle: usize, callbacks: Vec<CompletionCallback>) {
 
 /// `__tgt_target_sync` (tools.rs): completes the thread's implicit objects.
 pub(super) fn target_sync(rt: &Runtime, gtid: i32) {
-    for (handle, r, callbacks) in rt.interop_target_sync(gtid) {
+    for (handle, r) in rt.interop_target_sync(gtid) {
         match r {
-            Ok(()) => run_callbacks(handle, callbacks),
+            Ok(callbacks) => run_callbacks(handle, callbacks),
             Err(e) => report(format_args!("interop synchronisation: {e}")),
         }
     }
@@ -257,7 +252,7 @@ fn live_object(rt: &Runtime, what: &str, interop: *mut c_void) -> Option<Arc<Int
     let obj = rt.interop(interop as usize);
     if obj.is_none() {
         report(format_args!(
-            "{what}: {:#x} is not an interop object (released already?)",
+            "{what}: {:#x} is not an interop object (destroyed already?)",
             interop as usize
         ));
     }
@@ -336,12 +331,9 @@ export! {
         };
         let (_, gtid) = context(ctx);
         wait_pack(loc, gtid, deps);
+        // The program's reference goes; `obj` keeps the object until it is complete.
         drop(rt.interop_release(interop as usize));
-        let handle = interop as usize;
-        let callbacks = obj.clone();
-        let r = rt.interop_destroy(obj);
-        run_callbacks(handle, callbacks.take_completion_callbacks());
-        match r {
+        match finish(obj, true) {
             Ok(()) => OFFLOAD_SUCCESS,
             Err(e) => {
                 report(format_args!("__tgt_interop_release: {e}"));

@@ -1237,28 +1237,24 @@ impl Device for CudaDevice {
         // its own reservations (0x48ea000000 for every process's first large one on an H200,
         // where a replaying process's memory pool may already be), so that a replay in
         // another process gets it back.
-        let hint = (at.is_none() && self.record_va != 0).then_some(self.record_va);
+        // A replay maps at the recorded start only; a recording at `record_va`, else anywhere.
+        let place = at.or((self.record_va != 0).then_some(self.record_va));
+        let map = |n: usize| {
+            self.map_at(n, place).or_else(|| {
+                (at.is_none() && place.is_some())
+                    .then(|| self.map_at(n, None))
+                    .flatten()
+            })
+        };
         if let Some(n) = size {
             // A replay gets room for allocations of its own after the recorded memory.
-            let n = if at.is_some() { n + (32 << 20) } else { n };
-            if hint.is_some() {
-                got = self.map_at(n, hint);
-            }
-            if got.is_none() {
-                got = self.map_at(n, at);
-            }
+            got = map(if at.is_some() { n + (32 << 20) } else { n });
         }
         if got.is_none() && at.is_none() {
-            // A recording: as much as the device gives, at `record_va` if the driver grants
-            // it, else anywhere.
+            // A recording: as much as the device gives.
             let mut want = size.unwrap_or(free.saturating_sub(GIB));
             while got.is_none() && want >= GIB.min(need.max(1)) {
-                if hint.is_some() {
-                    got = self.map_at(want, hint);
-                }
-                if got.is_none() {
-                    got = self.map_at(want, None);
-                }
+                got = map(want);
                 want = want.saturating_sub(GIB);
                 if want == 0 {
                     break;

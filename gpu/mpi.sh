@@ -16,6 +16,21 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${GPU_OUT:-gpu/out}/mpi
+# For `run` and `profile`: gpu/out and Open MPI unpacked and on the path; sets lib (ours and the
+# driver), args (the stencil's) and llvm (LLVM 19's folder with the driver, empty without it).
+prepare_run() {
+  source gpu/unpack.sh
+  unpack_out
+  mkdir -p /tmp/omptarget-ompi && tar -C /tmp/omptarget-ompi -xJf "$out/ompi.tar.xz"
+  source /tmp/omptarget-ompi/ompi/env.sh
+  local extra=${EXTRA_LIB:-/usr/local/nvidia/lib64}
+  lib=$(cd "$out/../ours" && pwd):$extra
+  read -ra args <<< "${MPI_ARGS:-4096 500}"
+  llvm=${MPI_LLVM19:-}
+  [[ -n $llvm ]] || llvm19_dir llvm
+  [[ -n $llvm ]] && llvm=$llvm:$extra
+  export PMIX_MCA_pcompress_base_silence_warning=1
+}
 case ${1:-} in
   build)
     tools=$(cd .. && pwd)/shared/tools
@@ -37,22 +52,14 @@ case ${1:-} in
     du -sh "$out"
     ;;
   run)
-    source gpu/unpack.sh
-    unpack_out
-    mkdir -p /tmp/omptarget-ompi && tar -C /tmp/omptarget-ompi -xJf "$out/ompi.tar.xz"
-    source /tmp/omptarget-ompi/ompi/env.sh
-    lib=$(cd "$out/../ours" && pwd):${EXTRA_LIB:-/usr/local/nvidia/lib64}
-    read -ra args <<< "${MPI_ARGS:-4096 500}"
+    prepare_run
     fails=0
     # LLVM 19 beside ours when its bundle is there, for the times.
-    llvm=${MPI_LLVM19:-}
-    [[ -n $llvm ]] || llvm19_dir llvm
-    export PMIX_MCA_pcompress_base_silence_warning=1
     runtimes=(ours); [[ -n $llvm ]] && runtimes+=(llvm19)
     table=()
     for n in 1 2 4 8; do
       for rt in "${runtimes[@]}"; do
-        l=$lib; [[ $rt == llvm19 ]] && l=$llvm:${EXTRA_LIB:-/usr/local/nvidia/lib64}
+        l=$lib; [[ $rt == llvm19 ]] && l=$llvm
         echo "== mpi_stencil, $n rank(s) on the GPU, $rt"
         # Device memory each rank's process holds (context, pool, data), sampled every 0.2 s.
         smi=; command -v nvidia-smi >/dev/null && { (while sleep 0.2; do
@@ -78,28 +85,21 @@ case ${1:-} in
     # One rank, where ours was slower than LLVM 19 (docs/SCALING.md): the time under each
     # runtime, then ours with its driver-call profile (OMPTARGET_RS_PROFILE=1) as it is, without
     # staging copies, and without pool pre-allocation.
-    source gpu/unpack.sh
-    unpack_out
-    mkdir -p /tmp/omptarget-ompi && tar -C /tmp/omptarget-ompi -xJf "$out/ompi.tar.xz"
-    source /tmp/omptarget-ompi/ompi/env.sh
-    lib=$(cd "$out/../ours" && pwd):${EXTRA_LIB:-/usr/local/nvidia/lib64}
-    read -ra args <<< "${MPI_ARGS:-4096 500}"
-    llvm19_dir llvm
-    export PMIX_MCA_pcompress_base_silence_warning=1
+    prepare_run
     one() { # LABEL LIB ENV...
       local label=$1 l=$2; shift 2
       echo "== 1 rank, $label"
       local xs=(-x LD_LIBRARY_PATH -x OMP_TARGET_OFFLOAD=MANDATORY) kv
       for kv in "$@"; do xs+=(-x "$kv"); done
       LD_LIBRARY_PATH=$l:${LD_LIBRARY_PATH:-} timeout 120 mpirun --oversubscribe --allow-run-as-root -np 1 \
-        "${xs[@]}" "$out/bin/mpi_stencil" "${args[@]}" 2>&1 | grep -E '^(time|check)|calls' | head -n 24
+        "${xs[@]}" "$out/bin/mpi_stencil${MPI_SUFFIX:-}" "${args[@]}" 2>&1 | grep -E '^(time|check)|calls' | head -n 24
     }
-    [[ -n $llvm ]] && one "LLVM 19" "$llvm:${EXTRA_LIB:-/usr/local/nvidia/lib64}"
+    [[ -n $llvm ]] && one "LLVM 19" "$llvm"
     one "ours" "$lib"
     one "ours, profile" "$lib" OMPTARGET_RS_PROFILE=1
     one "ours, no staging" "$lib" OMPTARGET_RS_CUDA_STAGING_LIMIT=0
     one "ours, no pool pre-allocation" "$lib" OMPTARGET_RS_CUDA_POOL_PREALLOCATE=0
-    [[ -n $llvm ]] && one "LLVM 19 again" "$llvm:${EXTRA_LIB:-/usr/local/nvidia/lib64}"
+    [[ -n $llvm ]] && one "LLVM 19 again" "$llvm"
     ;;
   *) sed -n '2,9p' "$0"; exit 2 ;;
 esac

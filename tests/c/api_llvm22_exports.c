@@ -16,16 +16,7 @@ unsigned llvmLaunchKernel(const void *func, dim3 grid, dim3 block, void *args, s
 void __tgt_target_sync(void *loc, int gtid, void *task, void *event);
 struct launch_params { size_t size; void *data; void **ptrs; };
 
-struct entry {
-  uint64_t reserved;
-  uint16_t version, kind;
-  uint32_t flags;
-  void *addr;
-  char *name;
-  uint64_t size, data;
-  void *aux;
-};
-extern struct entry __start_llvm_offload_entries[], __stop_llvm_offload_entries[];
+#include "llvm22_entries.h"
 
 int counter = 0;
 #pragma omp declare target(counter)
@@ -56,9 +47,7 @@ int main(void) {
          rc1, rc2, g2.x, g2.y, g2.z, b2.x, b2.y, b2.z, shared, stream == &stream_token);
 
   bump();
-  void *region = NULL;
-  for (struct entry *e = __start_llvm_offload_entries; e < __stop_llvm_offload_entries; ++e)
-    if (e->size == 0 && strstr(e->name, "bump")) region = e->addr;
+  void *region = region_named("bump");
   struct launch_params none = {0, NULL, NULL};
   dim3 one = {1, 1, 1};
   unsigned rc3 = llvmLaunchKernel(region, one, one, &none, 0, NULL);

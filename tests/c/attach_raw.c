@@ -34,17 +34,7 @@ struct kernel_args {
 int __tgt_target_kernel(void *loc, int64_t dev, int32_t teams, int32_t threads, void *host_ptr,
                         struct kernel_args *args);
 
-/* LLVM >= 20 offload entries, in the section clang 22 names llvm_offload_entries. */
-struct entry {
-  uint64_t reserved;
-  uint16_t version, kind;
-  uint32_t flags;
-  void *addr;
-  char *name;
-  uint64_t size, data;
-  void *aux;
-};
-extern struct entry __start_llvm_offload_entries[], __stop_llvm_offload_entries[];
+#include "llvm22_entries.h"
 
 static void *device_value(void **host_ptr, int dev) {
   void *value = NULL;
@@ -115,9 +105,7 @@ int main(void) {
          omp_target_is_present(&p, dev));
 
   /* PRIVATE | ATTACH kernel argument */
-  void *region = NULL;
-  for (struct entry *e = __start_llvm_offload_entries; e < __stop_llvm_offload_entries; ++e)
-    if (e->size == 0 && strstr(e->name, "probe")) region = e->addr;
+  void *region = region_named("probe");
   printf("found the region: %d\n", region != NULL);
   long out[2] = {0, 0};
   for (int mapped = 1; mapped >= 0; --mapped) {

@@ -14,16 +14,7 @@ typedef struct { unsigned x, y, z; } dim3;
 unsigned llvmLaunchKernel(const void *func, dim3 grid, dim3 block, void *args, size_t shared,
                           void *stream);
 struct launch_params { size_t size; void *data; void **ptrs; };
-struct entry {
-  uint64_t reserved;
-  uint16_t version, kind;
-  uint32_t flags;
-  void *addr;
-  char *name;
-  uint64_t size, data;
-  void *aux;
-};
-extern struct entry __start_llvm_offload_entries[], __stop_llvm_offload_entries[];
+#include "llvm22_entries.h"
 
 int counter = 0;
 #pragma omp declare target(counter)
@@ -35,9 +26,7 @@ void bump(void) {
 
 int main(void) {
   bump();
-  void *region = NULL;
-  for (struct entry *e = __start_llvm_offload_entries; e < __stop_llvm_offload_entries; ++e)
-    if (e->size == 0 && strstr(e->name, "bump")) region = e->addr;
+  void *region = region_named("bump");
   long word = 42;
   void *ptrs[1] = {&word};
   struct launch_params p = {sizeof word, &word, ptrs};

@@ -55,3 +55,42 @@ fn registration_while_regions_run_never_hangs() {
         started.elapsed()
     );
 }
+
+/// A fresh thread's first mapping meets a `dlclose` of a library with its own image, with the
+/// schedule that hung (issue #23) forced by the program: when the runtime registers a
+/// thread-local destructor (which takes the dynamic loader's lock), the program first lets
+/// another thread run into `dlclose` and reach the runtime. A runtime lock held across that
+/// registration deadlocks, which the program reports (exit 3) before the deadline.
+#[test]
+fn a_first_mapping_beside_a_dlclose_never_hangs() {
+    let root = repo_root();
+    let build = profile_dir().join("stress-build");
+    std::fs::create_dir_all(&build).unwrap();
+    let lib = build.join("libfirst_mapping_lib.so");
+    compile(
+        &root.join("tests/stress/dlopen_register_lib.c"),
+        &lib,
+        &["-shared", "-fPIC"],
+    );
+    let exe = build.join("first_mapping_dlclose");
+    compile(
+        &root.join("tests/stress/first_mapping_dlclose.c"),
+        &exe,
+        &["-rdynamic", "-lpthread", "-ldl"],
+    );
+    let lib_dir = our_lib_dir("stress-lib");
+    for run in 1..=3 {
+        let (code, stdout, stderr) = run_with_deadline(
+            &exe,
+            &[lib.display().to_string(), "4".to_owned()],
+            &[],
+            &lib_dir,
+            Duration::from_secs(60),
+        )
+        .unwrap_or_else(|e| panic!("run {run}: {e}"));
+        assert!(
+            code == 0 && stdout.contains("errors=0 ok"),
+            "run {run}: exit {code}\nstdout:\n{stdout}\nstderr:\n{stderr}"
+        );
+    }
+}

@@ -21,68 +21,58 @@ use super::{AsyncInfo, MapArgs};
 use crate::device::{Device, lock};
 use crate::error::Result;
 use crate::runtime::Runtime;
-use std::cell::RefCell;
+use std::collections::BTreeMap;
 
-/// The host ranges that the constructs being entered on this thread mapped anew, recorded
-/// only while an entered construct has ATTACH entries (LLVM's `AttachInfo::NewAllocations`).
-/// A construct is mapped entirely on the thread that issues it, so a thread-local record needs
-/// no lock, and its capacity is reused from construct to construct.
+/// The host ranges that the construct being entered mapped anew, recorded only while it has
+/// ATTACH entries (LLVM's `AttachInfo::NewAllocations`). It lives in the construct's
+/// [`AsyncInfo`], not in a thread-local: a thread's first thread-local with a destructor
+/// registers it with the C library under the dynamic loader's lock, which a mapping made
+/// under the table lock must never wait for (a `dlclose` in another thread may hold the
+/// loader lock and wait for the table), and thread-locals are gone when a construct runs from
+/// an `atexit` handler.
 #[derive(Default)]
-struct NewMappings {
+pub(super) struct NewMappings {
     /// Constructs with ATTACH entries being entered (a mapper's components are entered inside
     /// the construct that names the mapper).
     open: u32,
-    ranges: Vec<(usize, usize)>,
+    /// begin → size: new mappings never overlap, so the one that may hold an address is the
+    /// last beginning at or below it (O(log n) for constructs with many ATTACH entries).
+    ranges: BTreeMap<usize, usize>,
 }
 
-thread_local! {
-    static NEW_MAPPINGS: RefCell<NewMappings> = RefCell::default();
+impl NewMappings {
+    /// Whether `addr` lies in a range the construct mapped anew.
+    fn holds(&self, addr: usize) -> bool {
+        self.ranges
+            .range(..=addr)
+            .next_back()
+            .is_some_and(|(&begin, &size)| addr - begin < size)
+    }
 }
 
 /// Records that the construct being entered mapped `[begin, begin + size)` anew.
-pub(super) fn note_new_mapping(begin: usize, size: usize) {
-    NEW_MAPPINGS.with(|n| {
-        let mut n = n.borrow_mut();
-        if n.open > 0 {
-            n.ranges.push((begin, size));
-        }
-    });
-}
-
-/// An open record of new mappings, for a construct that has ATTACH entries; closing it (on
-/// drop, also on error paths) forgets what the outermost such construct recorded.
-pub(super) struct Scope(());
-
-impl Scope {
-    /// Opens a record when `args` holds ATTACH entries (one pass over the map types).
-    pub(super) fn open(args: &MapArgs<'_>) -> Option<Scope> {
-        if !args.types.iter().any(|&t| t as u64 & mt::ATTACH != 0) {
-            return None;
-        }
-        NEW_MAPPINGS.with(|n| n.borrow_mut().open += 1);
-        Some(Scope(()))
-    }
-
-    /// Whether `addr` lies in a range the construct mapped anew.
-    fn newly_mapped(&self, addr: usize) -> bool {
-        NEW_MAPPINGS.with(|n| {
-            n.borrow()
-                .ranges
-                .iter()
-                .any(|&(begin, size)| addr >= begin && addr - begin < size)
-        })
+pub(super) fn note_new_mapping(ai: &mut AsyncInfo, begin: usize, size: usize) {
+    if ai.new_mappings.open > 0 {
+        ai.new_mappings.ranges.insert(begin, size);
     }
 }
 
-impl Drop for Scope {
-    fn drop(&mut self) {
-        NEW_MAPPINGS.with(|n| {
-            let mut n = n.borrow_mut();
-            n.open = n.open.saturating_sub(1);
-            if n.open == 0 {
-                n.ranges.clear();
-            }
-        });
+/// Opens a record of new mappings when `args` holds ATTACH entries (one pass over the map
+/// types); the caller closes it with [`close`] on every path.
+pub(super) fn open(args: &MapArgs<'_>, ai: &mut AsyncInfo) -> bool {
+    if !args.types.iter().any(|&t| t as u64 & mt::ATTACH != 0) {
+        return false;
+    }
+    ai.new_mappings.open += 1;
+    true
+}
+
+/// Closes a record [`open`] opened; the outermost forgets what was recorded.
+pub(super) fn close(ai: &mut AsyncInfo) {
+    let n = &mut ai.new_mappings;
+    n.open = n.open.saturating_sub(1);
+    if n.open == 0 {
+        n.ranges.clear();
     }
 }
 
@@ -92,7 +82,6 @@ impl Runtime {
         &self,
         dev: &Device,
         args: &MapArgs<'_>,
-        scope: &Scope,
         ai: &mut AsyncInfo,
     ) -> Result<()> {
         let info = self.info_level();
@@ -103,7 +92,8 @@ impl Runtime {
             }
             let (ptr_host, pointee_begin, ptr_size) = (args.bases[i], args.begins[i], args.size(i));
             let always = ty & mt::ALWAYS != 0 || self.config.treat_attach_auto_as_always;
-            if !always && !scope.newly_mapped(pointee_begin) && !scope.newly_mapped(ptr_host) {
+            let new = &ai.new_mappings;
+            if !always && !new.holds(pointee_begin) && !new.holds(ptr_host) {
                 continue;
             }
             // SAFETY: the base of an ATTACH entry is the address of a host pointer.

@@ -137,7 +137,7 @@ impl Runtime {
             ai.record_created(id, alloc);
             taken.push((id, hold));
             is_new = true;
-            attach::note_new_mapping(it.begin, it.size);
+            attach::note_new_mapping(ai, it.begin, it.size);
         } else {
             // A zero-length section of unmapped data: nothing to map, and not an error.
             return Ok(0);
@@ -215,12 +215,14 @@ impl Runtime {
         ai: &mut AsyncInfo,
         taken: &mut Taken,
     ) -> Result<()> {
-        let attach = attach::Scope::open(args);
-        self.data_begin_items(dev, args, ai, taken)?;
-        match attach {
-            Some(scope) => self.attach_pending(dev, args, &scope, ai),
-            None => Ok(()),
+        if !attach::open(args, ai) {
+            return self.data_begin_items(dev, args, ai, taken);
         }
+        let r = self
+            .data_begin_items(dev, args, ai, taken)
+            .and_then(|()| self.attach_pending(dev, args, ai));
+        attach::close(ai);
+        r
     }
 
     /// [`Runtime::data_begin`] without the rollback and the ATTACH entries (also a mapper's

@@ -238,7 +238,12 @@ struct CxxAllocator {
 
 fn cxx_allocator() -> &'static CxxAllocator {
     static ALLOCATOR: OnceLock<CxxAllocator> = OnceLock::new();
-    ALLOCATOR.get_or_init(|| {
+    if let Some(found) = ALLOCATOR.get() {
+        return found;
+    }
+    // Looked up before the OnceLock is entered: dlsym takes the dynamic loader's lock, and a
+    // thread in dlclose (holding it) may be waiting for whatever holds the OnceLock.
+    let found = {
         // SAFETY: dlsym with RTLD_DEFAULT (null) searches the global scope: a replacement the
         // program defines comes before libstdc++'s (or libc++'s) own. Both symbols have these
         // signatures (`_Znwm`: operator new(unsigned long), `_ZdlPv`: operator delete(void*)).
@@ -262,7 +267,8 @@ fn cxx_allocator() -> &'static CxxAllocator {
                 }
             }
         }
-    })
+    };
+    ALLOCATOR.get_or_init(|| found)
 }
 
 /// `std::vector::push_back`: a full vector moves to a buffer from `::operator new` twice as

@@ -3,6 +3,7 @@
 mod attach;
 mod data;
 mod kernel;
+mod keyed;
 mod mapper;
 pub mod trace;
 
@@ -13,6 +14,7 @@ use crate::device::{Device, lock};
 use crate::error::{Error, Result};
 use crate::mapping::EntryId;
 use crate::tools::{DataOpKind, ToolCtx};
+use keyed::{Record, Records};
 use omptarget_plugin::{AllocKind, CopyKind, EventId, QueueId};
 use std::ffi::{CStr, c_char};
 use std::sync::Arc;
@@ -141,7 +143,7 @@ pub struct AsyncInfo {
     frees: Vec<(usize, AllocKind)>,
     /// Mapping entries to remove once the queue is synchronised (if still unreferenced).
     /// With the size of the item that released the last reference (LLVM traces that size).
-    removals: omptarget_plugin::words::Words<(EntryId, usize), SMALL>,
+    removals: Records<Removal, SMALL>,
     /// Host pointers to restore after copies from the device (shadow pointers).
     restores: Vec<(usize, usize)>,
     /// Host words that must live until the queue is synchronised (staged pointer values).
@@ -153,10 +155,10 @@ pub struct AsyncInfo {
     /// What this construct did to entries until it completes: marked them pending on its
     /// queue (atomic maps), or counted itself among their users (devices that free on the
     /// queue). Undone together, under one table lock, when the queue is done.
-    marks: omptarget_plugin::words::Words<Mark, SMALL>,
+    marks: Records<Mark, SMALL>,
     /// Mapping entries this construct created (id, device allocation): their struct members
     /// are copied in although they hold no reference of their own.
-    created: omptarget_plugin::words::Words<(EntryId, usize), SMALL>,
+    created: Records<Created, SMALL>,
     /// Events recorded for cross-queue waits, returned to the device after synchronisation.
     events: Vec<EventId>,
     info: u32,
@@ -166,6 +168,8 @@ pub struct AsyncInfo {
     stream_ordered: bool,
     /// Tool events of this construct or routine; `None` when no tool listens.
     pub(crate) tool: Option<Box<ToolCtx>>,
+    /// What the construct mapped anew, while it has ATTACH entries (attach.rs).
+    new_mappings: attach::NewMappings,
 }
 
 impl AsyncInfo {
@@ -207,6 +211,7 @@ impl AsyncInfo {
             atomic: atomic && asynchronous,
             stream_ordered,
             tool,
+            new_mappings: Default::default(),
         }
     }
 
@@ -452,7 +457,7 @@ impl AsyncInfo {
     /// pending no longer make other queues wait, and it no longer counts among their users;
     /// an entry that left the table while it still did is freed by the last such construct.
     fn end_marks(&mut self, queue: Option<QueueId>) {
-        if self.marks.as_slice().is_empty() {
+        if self.marks.is_empty() {
             return;
         }
         let marks = std::mem::take(&mut self.marks);
@@ -488,12 +493,12 @@ impl AsyncInfo {
 
     /// Records that this construct created entry `id` (device allocation `alloc`).
     pub(crate) fn record_created(&mut self, id: EntryId, alloc: usize) {
-        self.created.push((id, alloc));
+        self.created.push(Created(id, alloc));
     }
 
     /// Whether this construct created entry `id` (still the one with allocation `alloc`).
     pub(crate) fn created_here(&self, id: EntryId, alloc: usize) -> bool {
-        self.created.as_slice().contains(&(id, alloc))
+        self.created.contains((id, alloc))
     }
 
     /// Marks entry `id` as being filled by this construct's queue (atomic maps).
@@ -513,20 +518,14 @@ impl AsyncInfo {
 
     /// This construct's mark on entry `id` (one per entry, however often it is touched).
     fn mark(&mut self, id: EntryId, alloc: usize) -> &mut Mark {
-        let at = self
-            .marks
-            .as_slice()
-            .iter()
-            .position(|m| m.id == id && m.alloc == alloc);
-        let at = at.unwrap_or_else(|| {
+        let at = self.marks.find((id, alloc)).unwrap_or_else(|| {
             self.marks.push(Mark {
                 id,
                 alloc,
                 ..Mark::default()
-            });
-            self.marks.as_slice().len() - 1
+            })
         });
-        &mut self.marks.as_mut_slice()[at]
+        self.marks.get_mut(at)
     }
 
     /// Records that this construct's queued work uses entry `id` (devices that free on the
@@ -573,33 +572,32 @@ impl AsyncInfo {
         // Removed only when the construct has issued all its work: a later item of the same
         // construct may still name the entry (`map(always, from: a) map(delete: a)`: the items
         // are processed last to first, so the delete comes before the copy).
-        let list = self.removals.as_mut_slice();
-        if let Some(pos) = list.iter().position(|r| r.0 == id) {
-            list[pos..].rotate_left(1);
-            if let Some(last) = list.last_mut() {
-                *last = (id, size);
-            }
-        } else {
-            self.removals.push((id, size));
+        if let Some(earlier) = self.removals.lookup_mut(id) {
+            earlier.live = false;
         }
+        self.removals.push(Removal {
+            id,
+            size,
+            live: true,
+        });
         Ok(())
     }
 
     /// Whether entry `id` is to leave the table when the construct's work is done.
     pub(crate) fn retiring(&self, id: EntryId) -> bool {
-        self.removals.as_slice().iter().any(|r| r.0 == id)
+        self.removals.contains(id)
     }
 
     /// On devices that free on the queue: the construct has issued all its work, so its
     /// retired entries leave the table and their memory is freed on the queue, behind the
     /// copies that read it, before anyone waits. (Other devices remove them after the wait.)
     pub(crate) fn retire_issued(&mut self) -> Result<()> {
-        if !self.stream_ordered || self.removals.as_slice().is_empty() {
+        if !self.stream_ordered || self.removals.is_empty() {
             return Ok(());
         }
         let removals = std::mem::take(&mut self.removals);
         let mut result = Ok(());
-        for &(id, size) in removals.as_slice() {
+        for &Removal { id, size, .. } in removals.as_slice().iter().filter(|r| r.live) {
             let removed = {
                 let mut table = lock(&self.device.table);
                 match table.get(id) {
@@ -612,9 +610,7 @@ impl AsyncInfo {
                 if e.owns_allocation {
                     let ours = self
                         .marks
-                        .as_slice()
-                        .iter()
-                        .find(|m| m.id == id && m.alloc == e.tgt_alloc)
+                        .lookup_mut((id, e.tgt_alloc))
                         .map_or(0, |m| m.uses);
                     if e.users > ours {
                         // Other constructs' queued work still uses the memory: the last of
@@ -624,13 +620,9 @@ impl AsyncInfo {
                     }
                     // Only this construct used it: free it on our queue, behind our work, and
                     // forget our marks on it (the address may be reused at once).
-                    if let Some(m) = self
-                        .marks
-                        .as_mut_slice()
-                        .iter_mut()
-                        .find(|m| m.id == id && m.alloc == e.tgt_alloc)
-                    {
-                        *m = Mark::default();
+                    if let Some(m) = self.marks.lookup_mut((id, e.tgt_alloc)) {
+                        m.pending = false;
+                        m.uses = 0;
                     }
                     let r = self
                         .queue()
@@ -665,7 +657,7 @@ impl AsyncInfo {
         self.staged.clear();
         self.staged_buffers.clear();
         let removals = std::mem::take(&mut self.removals);
-        for &(id, size) in removals.as_slice() {
+        for &Removal { id, size, .. } in removals.as_slice().iter().filter(|r| r.live) {
             remove_if_unreferenced(&self.device, id, size, self.info, self.tool.as_deref_mut());
         }
         for (ptr, kind) in std::mem::take(&mut self.frees) {
@@ -701,6 +693,43 @@ struct Mark {
     pending: bool,
     /// How often the construct counted itself among the entry's users.
     uses: u32,
+}
+
+impl Record for Mark {
+    type Key = (EntryId, usize);
+    fn key(&self) -> Self::Key {
+        (self.id, self.alloc)
+    }
+}
+
+/// An entry the construct retires, with the size of the item that released its last
+/// reference (LLVM traces that size); dead once a later item retired it again.
+#[derive(Clone, Copy)]
+struct Removal {
+    id: EntryId,
+    size: usize,
+    live: bool,
+}
+
+impl Record for Removal {
+    type Key = EntryId;
+    fn key(&self) -> EntryId {
+        self.id
+    }
+    fn live(&self) -> bool {
+        self.live
+    }
+}
+
+/// An entry the construct created, with its device allocation.
+#[derive(Clone, Copy)]
+struct Created(EntryId, usize);
+
+impl Record for Created {
+    type Key = (EntryId, usize);
+    fn key(&self) -> Self::Key {
+        (self.0, self.1)
+    }
 }
 
 /// Removes entry `id` if nothing references it any more, and frees its memory.

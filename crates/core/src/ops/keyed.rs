@@ -1,0 +1,161 @@
+//! A construct's per-entry records (entries it created, marked or retires), found by key in
+//! O(1) however many items the construct names.
+//!
+//! A construct usually touches a handful of entries: those are searched in place, inline, with
+//! no allocation. One `target exit data` may name 10^6 (LLVM handles such lists in linear
+//! time): past [`INDEX_FROM`] records an index from key to position is built once and kept up
+//! to date, so every lookup, insertion and move stays O(1) and the construct linear.
+
+use omptarget_plugin::addr_map::{AddrMap, addr_map};
+use omptarget_plugin::words::Words;
+use std::hash::Hash;
+
+/// Records searched in place before an index is worth its allocation.
+pub(crate) const INDEX_FROM: usize = 16;
+
+/// A record found by a key of its own.
+pub(crate) trait Record: Copy {
+    type Key: Copy + Eq + Hash;
+    fn key(&self) -> Self::Key;
+    /// Whether the record still counts (a record moved to the back leaves a dead copy behind).
+    fn live(&self) -> bool {
+        true
+    }
+}
+
+/// Records in the order they were added, each key live at most once.
+pub(crate) struct Records<T: Record, const N: usize> {
+    items: Words<T, N>,
+    /// Key → position of its live record; built once the list outgrows [`INDEX_FROM`].
+    index: Option<Box<AddrMap<T::Key, usize>>>,
+}
+
+impl<T: Record, const N: usize> Default for Records<T, N> {
+    fn default() -> Self {
+        Self {
+            items: Words::default(),
+            index: None,
+        }
+    }
+}
+
+impl<T: Record, const N: usize> Records<T, N> {
+    /// The position of `key`'s live record.
+    pub(crate) fn find(&self, key: T::Key) -> Option<usize> {
+        match &self.index {
+            Some(index) => index.get(&key).copied(),
+            None => self
+                .items
+                .as_slice()
+                .iter()
+                .position(|r| r.live() && r.key() == key),
+        }
+    }
+
+    pub(crate) fn contains(&self, key: T::Key) -> bool {
+        self.find(key).is_some()
+    }
+
+    /// Appends `r`, which becomes its key's live record (the caller made an earlier one dead).
+    pub(crate) fn push(&mut self, r: T) -> usize {
+        let at = self.items.as_slice().len();
+        self.items.push(r);
+        match &mut self.index {
+            Some(index) => {
+                index.insert(r.key(), at);
+            }
+            None if at + 1 > INDEX_FROM => {
+                let mut index = addr_map();
+                index.reserve(2 * (at + 1));
+                for (i, r) in self.items.as_slice().iter().enumerate() {
+                    if r.live() {
+                        index.insert(r.key(), i);
+                    }
+                }
+                self.index = Some(Box::new(index));
+            }
+            None => {}
+        }
+        at
+    }
+
+    pub(crate) fn get_mut(&mut self, at: usize) -> &mut T {
+        &mut self.items.as_mut_slice()[at]
+    }
+
+    /// The live record of `key`, if any.
+    pub(crate) fn lookup_mut(&mut self, key: T::Key) -> Option<&mut T> {
+        let at = self.find(key)?;
+        Some(self.get_mut(at))
+    }
+
+    /// Every record in order, dead ones included (callers skip them with [`Record::live`]).
+    pub(crate) fn as_slice(&self) -> &[T] {
+        self.items.as_slice()
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.items.as_slice().is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    struct R {
+        key: usize,
+        value: usize,
+        live: bool,
+    }
+
+    impl Record for R {
+        type Key = usize;
+        fn key(&self) -> usize {
+            self.key
+        }
+        fn live(&self) -> bool {
+            self.live
+        }
+    }
+
+    fn r(key: usize, value: usize) -> R {
+        R {
+            key,
+            value,
+            live: true,
+        }
+    }
+
+    #[test]
+    fn finds_live_records_below_and_above_the_index_threshold() {
+        for n in [3, INDEX_FROM, INDEX_FROM + 1, 1000] {
+            let mut rs: Records<R, 8> = Records::default();
+            for k in 0..n {
+                assert_eq!(rs.push(r(k * 8, k)), k);
+            }
+            for k in 0..n {
+                assert_eq!(rs.find(k * 8), Some(k), "n={n}");
+                assert_eq!(rs.lookup_mut(k * 8).map(|x| x.value), Some(k));
+            }
+            assert!(!rs.contains(3));
+            // Move key 0 to the back: its old record dies, the new one is found.
+            let at = rs.find(0).unwrap();
+            rs.get_mut(at).live = false;
+            let new = rs.push(r(0, 99));
+            assert_eq!(rs.find(0), Some(new), "n={n}");
+            assert_eq!(rs.as_slice().iter().filter(|x| x.live).count(), n);
+            assert_eq!(rs.as_slice().last().unwrap().value, 99);
+        }
+    }
+
+    #[test]
+    fn a_dead_record_is_not_found() {
+        let mut rs: Records<R, 8> = Records::default();
+        rs.push(r(1, 1));
+        rs.get_mut(0).live = false;
+        assert_eq!(rs.find(1), None);
+        assert!(!rs.is_empty());
+    }
+}

@@ -402,23 +402,17 @@ impl CudaDevice {
             if config.pool_preallocate > 0 {
                 // Grow the pool now; with the raised release threshold the memory stays mapped
                 // for the program's allocations. Failure only means no head start.
-                let mut s: CUstream = std::ptr::null_mut();
-                let mut p: CUdeviceptr = 0;
-                let _ = call("cuStreamCreate", || unsafe {
-                    sys::cuStreamCreate(&mut s, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32)
-                })
-                .and_then(|_| {
-                    call("cuMemAllocAsync", || unsafe {
+                if let Ok(s) = driver::create_stream() {
+                    let mut p: CUdeviceptr = 0;
+                    let _ = call("cuMemAllocAsync", || unsafe {
                         sys::cuMemAllocAsync(&mut p, config.pool_preallocate, s)
                     })
-                })
-                .and_then(|_| call("cuMemFreeAsync", || unsafe { sys::cuMemFreeAsync(p, s) }))
-                .and_then(|_| {
-                    call("cuStreamSynchronize", || unsafe {
-                        sys::cuStreamSynchronize(s)
-                    })
-                });
-                if !s.is_null() {
+                    .and_then(|_| call("cuMemFreeAsync", || unsafe { sys::cuMemFreeAsync(p, s) }))
+                    .and_then(|_| {
+                        call("cuStreamSynchronize", || unsafe {
+                            sys::cuStreamSynchronize(s)
+                        })
+                    });
                     let _ = call("cuStreamDestroy", || unsafe { sys::cuStreamDestroy_v2(s) });
                 }
             }
@@ -1598,12 +1592,7 @@ impl Device for CudaDevice {
 
     fn create_queue(&self) -> Result<QueueId> {
         self.current()?;
-        let mut s: CUstream = std::ptr::null_mut();
-        // SAFETY: creates a stream in the current context.
-        call("cuStreamCreate", || unsafe {
-            sys::cuStreamCreate(&mut s, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32)
-        })?;
-        Ok(QueueId(s as usize))
+        driver::create_stream().map(|s| QueueId(s as usize))
     }
 
     fn destroy_queue(&self, queue: QueueId) -> Result<()> {
@@ -1666,12 +1655,7 @@ impl Device for CudaDevice {
 
     fn create_event(&self) -> Result<EventId> {
         self.current()?;
-        let mut e: sys::CUevent = std::ptr::null_mut();
-        // SAFETY: creates an event without timing.
-        call("cuEventCreate", || unsafe {
-            sys::cuEventCreate(&mut e, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32)
-        })?;
-        Ok(EventId(e as usize))
+        driver::create_event().map(|e| EventId(e as usize))
     }
 
     fn destroy_event(&self, event: EventId) -> Result<()> {

@@ -22,7 +22,7 @@
 //! Pinned memory is allocated on demand up to a limit (`OMPTARGET_RS_CUDA_STAGING_LIMIT`) and
 //! kept for the process's life; past the limit a copy falls back to the driver's own path.
 
-use crate::driver::{CUcontext, CUdeviceptr, CUstream, call, make_current, query};
+use crate::driver::{CUcontext, CUdeviceptr, CUstream, call, create_event, make_current, query};
 use cudarc::driver::sys;
 use omptarget_plugin::{Error, Result};
 use std::collections::HashMap;
@@ -261,12 +261,7 @@ impl Staging {
         }
         let mut slot = slot.expect("set above");
         if evented && slot.event == 0 {
-            let mut e: sys::CUevent = std::ptr::null_mut();
-            // SAFETY: creates an event without timing.
-            call("cuEventCreate", || unsafe {
-                sys::cuEventCreate(&mut e, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32)
-            })?;
-            slot.event = e as usize;
+            slot.event = create_event()? as usize;
         }
         Ok(Some(slot))
     }

@@ -6,14 +6,18 @@
 //! release threshold is raised so freed memory stays cached for reuse.
 
 mod blocks;
+mod config;
 mod driver;
 pub mod image;
-
-pub use driver::compute_sanitizer_attached;
 mod kernel;
+mod plugin;
 mod pool;
 mod staging;
 mod timing;
+
+pub use config::CudaConfig;
+pub use driver::compute_sanitizer_attached;
+pub use plugin::CudaPlugin;
 
 use cudarc::driver::sys;
 use driver::{CUcontext, CUdevice, CUdeviceptr, CUmodule, CUstream, attribute, call, make_current};
@@ -24,87 +28,9 @@ use omptarget_plugin::record::RecordRegion;
 use omptarget_plugin::words::Words;
 use omptarget_plugin::{
     AllocKind, CopyKind, Device, DeviceInfo, DevicePtr, Error, ErrorKind, EventId, ForeignRuntime,
-    ImageInfo, KernelId, LaunchConfig, LoadEnv, ModuleId, Plugin, QueueId, Result, Timestamp,
+    ImageInfo, KernelId, LaunchConfig, LoadEnv, ModuleId, QueueId, Result, Timestamp,
 };
 use std::sync::{Arc, Mutex, RwLock};
-
-/// Settings the plugin takes from the runtime's configuration.
-#[derive(Clone, Debug)]
-pub struct CudaConfig {
-    /// `OMP_NUM_TEAMS` (0: unset).
-    pub num_teams: u32,
-    /// `OMP_TEAMS_THREAD_LIMIT` (0: unset).
-    pub teams_thread_limit: u32,
-    /// `OMP_TEAM_LIMIT` (0: unset).
-    pub team_limit: u32,
-    /// `LIBOMPTARGET_STACK_SIZE` (0: driver default).
-    pub stack_size: usize,
-    /// `LIBOMPTARGET_HEAP_SIZE` (0: driver default).
-    pub heap_size: usize,
-    /// `OMPTARGET_RS_CUDA_POOL_RELEASE_THRESHOLD`: bytes the memory pool keeps cached across
-    /// synchronisations (default `None`: a quarter of the device's memory; see pool.rs).
-    pub pool_release_threshold: Option<u64>,
-    /// `OMPTARGET_RS_CUDA_POOL_IDLE_MS`: after this long without allocations or frees the
-    /// pool gives its cached memory back to the device (0: never).
-    pub pool_idle_ms: u64,
-    /// `OMPTARGET_RS_CUDA_POOL_LOW_WATER`: while the device has less free memory than this,
-    /// the pool gives back what no allocation uses (default `None`: 1/32 of the device, at
-    /// least 1 GiB; 0: never).
-    pub pool_low_water: Option<u64>,
-    /// `OMPTARGET_RS_CUDA_OOM_WAIT_MS`: how long an allocation that found the device full
-    /// waits for memory other processes give back (0: fail at once).
-    pub oom_wait_ms: u64,
-    /// `OMPTARGET_RS_CUDA_MEMORY_POOL=0` turns stream-ordered allocation off (for comparison).
-    pub use_memory_pool: bool,
-    /// `OMPTARGET_RS_CUDA_POOL_PREALLOCATE`: bytes allocated from the memory pool and freed
-    /// again at device initialisation, so that the pool's first growth (its physical mapping,
-    /// measured at ~0.3 ms per MiB on an H200) is not paid inside the program's constructs.
-    pub pool_preallocate: usize,
-    /// `OMPTARGET_RS_CUDA_RECORD_VA`: the address a recording's region is asked for first
-    /// (0: anywhere). The driver's own choice is the same low address in every process, where
-    /// a replaying process's memory pool may already lie; one far from those is free.
-    pub record_va: usize,
-    /// `OMPTARGET_RS_CUDA_STAGING_LIMIT`: pinned bytes kept for staging copies to and from
-    /// pageable host memory (0: the driver's own path for every copy; see staging.rs).
-    pub staging_limit: usize,
-    /// `LIBOMPTARGET_MEMORY_MANAGER_THRESHOLD`: device blocks up to this size are cached,
-    /// stream-aware, in front of the memory pool (0: off; see blocks.rs).
-    pub small_block_threshold: usize,
-    /// `OMPTARGET_RS_CUDA_BATCH_COPIES` (default on): a construct's small copies reach the
-    /// driver in one `cuMemcpyBatchAsync` call per direction.
-    pub batch_copies: bool,
-    /// `OMPTARGET_RS_CUDA_BLOCKING_SYNC`: set an inactive primary context to
-    /// `CU_CTX_SCHED_BLOCKING_SYNC`, as LLVM does. Off by default: a sleeping host thread
-    /// wakes ~16 µs later than a spinning one after each synchronisation (measured on an H200,
-    /// docs/PERFORMANCE.md), which is most of an empty region's cost.
-    pub blocking_sync: bool,
-    /// `LIBOMPTARGET_INFO` at start-up, for the lines the plugin prints while initialising.
-    pub info: u32,
-}
-
-impl Default for CudaConfig {
-    fn default() -> Self {
-        Self {
-            num_teams: 0,
-            teams_thread_limit: 0,
-            team_limit: 0,
-            stack_size: 0,
-            heap_size: 0,
-            pool_release_threshold: None,
-            pool_idle_ms: 1000,
-            pool_low_water: None,
-            oom_wait_ms: 3000,
-            use_memory_pool: true,
-            blocking_sync: false,
-            info: 0,
-            pool_preallocate: 256 << 20,
-            record_va: 0x6000_0000_0000,
-            staging_limit: 512 << 20,
-            small_block_threshold: 8192,
-            batch_copies: true,
-        }
-    }
-}
 
 /// The size of a kernel's parameters as the driver lays them out: the last parameter's offset
 /// plus its size (`cuFuncGetParamInfo`, CUDA 12.4), `None` where the driver cannot say.
@@ -187,94 +113,6 @@ fn launch_language(
             extra_ptr,
         )
     })
-}
-
-/// The CUDA plugin: one device per visible GPU.
-pub struct CudaPlugin {
-    config: CudaConfig,
-    /// Compute capability (`major * 10 + minor`) of each device.
-    archs: Vec<u32>,
-}
-
-impl CudaPlugin {
-    /// Probes the driver; any failure means 0 devices, without output.
-    pub fn new(config: CudaConfig) -> Self {
-        let archs = probe().unwrap_or_default();
-        Self { config, archs }
-    }
-}
-
-fn probe() -> Result<Vec<u32>> {
-    if !driver::driver_present() {
-        return Ok(Vec::new());
-    }
-    // SAFETY: plain driver calls writing to locals.
-    call("cuInit", || unsafe { sys::cuInit(0) })?;
-    let mut count = 0;
-    call("cuDeviceGetCount", || unsafe {
-        sys::cuDeviceGetCount(&mut count)
-    })?;
-    let mut archs = Vec::new();
-    for i in 0..count {
-        let mut dev: CUdevice = 0;
-        call("cuDeviceGet", || unsafe { sys::cuDeviceGet(&mut dev, i) })?;
-        let major = attribute(
-            dev,
-            sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
-        )?;
-        let minor = attribute(
-            dev,
-            sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
-        )?;
-        archs.push((major * 10 + minor) as u32);
-    }
-    Ok(archs)
-}
-
-impl Plugin for CudaPlugin {
-    fn name(&self) -> &'static str {
-        "cuda"
-    }
-
-    fn number_of_devices(&self) -> usize {
-        self.archs.len()
-    }
-
-    fn is_compatible(&self, image: &ImageInfo<'_>) -> bool {
-        if image.triple.is_some_and(|t| !t.starts_with("nvptx")) {
-            return false;
-        }
-        match image::classify(image.bytes) {
-            Some(ImageKind::Cubin { sm, .. }) => self.archs.iter().any(|&d| image::runs_on(sm, d)),
-            Some(ImageKind::Ptx | ImageKind::Fatbin) => !self.archs.is_empty(),
-            None => false,
-        }
-    }
-
-    fn incompatibility(&self, image: &ImageInfo<'_>) -> Option<String> {
-        match image::classify(image.bytes) {
-            Some(ImageKind::Cubin { sm, .. })
-                if !self.archs.is_empty() && !self.archs.iter().any(|&d| image::runs_on(sm, d)) =>
-            {
-                let devices: Vec<String> = self.archs.iter().map(|a| format!("sm_{a}")).collect();
-                Some(format!(
-                    "the CUDA image is built for sm_{sm}, which cannot run on this machine's GPUs ({}); the program's target regions run on the host unless offloading is mandatory",
-                    devices.join(", ")
-                ))
-            }
-            _ => None,
-        }
-    }
-
-    fn init_device(&self, index: usize) -> Result<Box<dyn Device>> {
-        let arch = *self.archs.get(index).ok_or_else(|| {
-            Error::new(
-                ErrorKind::InvalidArgument,
-                format!("no CUDA device {index}"),
-            )
-        })?;
-        CudaDevice::new(index, arch, &self.config).map(|d| Box::new(d) as Box<dyn Device>)
-    }
 }
 
 struct Module {
@@ -1682,62 +1520,5 @@ impl Device for CudaDevice {
         call("cuStreamWaitEvent", || unsafe {
             sys::cuStreamWaitEvent(s, event.0 as sys::CUevent, 0)
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn cubin(sm: u32) -> Vec<u8> {
-        let mut b = vec![0u8; 64];
-        b[..4].copy_from_slice(b"\x7fELF");
-        b[4] = 2;
-        b[5] = 1;
-        b[8] = 7;
-        b[18] = 190;
-        b[48..52].copy_from_slice(&(sm | (sm << 16)).to_le_bytes());
-        b
-    }
-
-    fn info(b: &[u8]) -> ImageInfo<'_> {
-        ImageInfo {
-            bytes: b,
-            triple: Some("nvptx64-nvidia-cuda"),
-            arch: None,
-        }
-    }
-
-    #[test]
-    fn images_for_another_architecture_are_explained() {
-        let plugin = CudaPlugin {
-            config: CudaConfig::default(),
-            archs: vec![90],
-        };
-        assert!(plugin.is_compatible(&info(&cubin(90))));
-        assert!(plugin.incompatibility(&info(&cubin(90))).is_none());
-        let sm80 = cubin(80);
-        assert!(!plugin.is_compatible(&info(&sm80)));
-        let why = plugin
-            .incompatibility(&info(&sm80))
-            .expect("an explanation");
-        assert!(why.contains("sm_80") && why.contains("sm_90"), "{why}");
-        // Without a GPU the plugin says nothing and accepts nothing.
-        let none = CudaPlugin {
-            config: CudaConfig::default(),
-            archs: Vec::new(),
-        };
-        assert!(!none.is_compatible(&info(&sm80)));
-        assert!(none.incompatibility(&info(&sm80)).is_none());
-        assert_eq!(none.number_of_devices(), 0);
-    }
-
-    #[test]
-    fn without_a_driver_there_are_no_devices_and_no_output() {
-        // On machines without libcuda (CI) this is the real probe; with a GPU it finds it.
-        let plugin = CudaPlugin::new(CudaConfig::default());
-        if !driver::driver_present() {
-            assert_eq!(plugin.number_of_devices(), 0);
-        }
     }
 }

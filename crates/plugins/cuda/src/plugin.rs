@@ -1,7 +1,7 @@
-//! The plugin: probes the driver for GPUs and opens a [`CudaDevice`] for each.
+//! The plugin: probes the driver for GPUs and opens a `CudaDevice` for each.
 
-use crate::CudaDevice;
 use crate::config::CudaConfig;
+use crate::device::CudaDevice;
 use crate::driver::{self, CUdevice, attribute, call};
 use crate::image::{self, ImageKind};
 use cudarc::driver::sys;

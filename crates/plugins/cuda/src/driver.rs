@@ -174,6 +174,27 @@ pub fn attribute(dev: CUdevice, attr: sys::CUdevice_attribute) -> Result<i32> {
     Ok(v)
 }
 
+/// A stream of the current context that does not synchronise with the legacy default stream
+/// (every stream the plugin queues work on).
+pub fn create_stream() -> Result<CUstream> {
+    let mut s: CUstream = std::ptr::null_mut();
+    // SAFETY: creates a stream in the current context, written to a local.
+    call("cuStreamCreate", || unsafe {
+        sys::cuStreamCreate(&mut s, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32)
+    })?;
+    Ok(s)
+}
+
+/// An event of the current context without timing (for ordering only).
+pub fn create_event() -> Result<sys::CUevent> {
+    let mut e: sys::CUevent = std::ptr::null_mut();
+    // SAFETY: creates an event without timing, written to a local.
+    call("cuEventCreate", || unsafe {
+        sys::cuEventCreate(&mut e, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32)
+    })?;
+    Ok(e)
+}
+
 /// `OMPTARGET_RS_PROFILE=1`: host time spent in each driver entry point, printed at exit.
 pub mod profile {
     use std::collections::HashMap;

@@ -66,7 +66,7 @@ pub fn runs_on(image_sm: u32, device_sm: u32) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -98,7 +98,8 @@ mod tests {
         assert_eq!(check_structure(b".version 8.0", ImageKind::Ptx), Ok(()));
     }
 
-    fn cubin(abi: u8, flags: u32) -> Vec<u8> {
+    /// A cubin's ELF header: ELF ABI version `abi`, `e_flags` = `flags`.
+    pub(crate) fn cubin(abi: u8, flags: u32) -> Vec<u8> {
         let mut b = vec![0u8; 64];
         b[..4].copy_from_slice(b"\x7fELF");
         b[4] = 2;

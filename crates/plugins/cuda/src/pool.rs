@@ -3,7 +3,7 @@
 //! several processes can share one GPU. docs/GPU.md has the measurements behind the defaults.
 
 use crate::blocks::BlockCache;
-use crate::driver::{CUcontext, CUdeviceptr, CUstream, call, make_current};
+use crate::driver::{CUcontext, CUdeviceptr, CUstream, call, create_stream, make_current};
 use cudarc::driver::sys;
 use omptarget_plugin::pool_policy::{Governor, PoolOps, PoolPolicy, Reading, govern};
 use omptarget_plugin::{ErrorKind, Result};
@@ -189,18 +189,7 @@ impl PoolOps for GovernorOps<'_> {
     fn give_back(&self, keep: u64) {
         let mut s = self.stream.lock().unwrap_or_else(|e| e.into_inner());
         if s.is_none() {
-            let mut created: CUstream = std::ptr::null_mut();
-            // SAFETY: creates a stream in the current context.
-            if call("cuStreamCreate", || unsafe {
-                sys::cuStreamCreate(
-                    &mut created,
-                    sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32,
-                )
-            })
-            .is_ok()
-            {
-                *s = Some(created);
-            }
+            *s = create_stream().ok();
         }
         match *s {
             Some(stream) => self.pool.give_back_on(stream, keep),

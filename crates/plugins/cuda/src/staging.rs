@@ -21,8 +21,16 @@
 //!
 //! Pinned memory is allocated on demand up to a limit (`OMPTARGET_RS_CUDA_STAGING_LIMIT`) and
 //! kept for the process's life; past the limit a copy falls back to the driver's own path.
+//!
+//! This file holds the copies and their landing; `buffers.rs` the pinned buffers and
+//! `batch.rs` the batches of small copies.
 
-use crate::driver::{CUcontext, CUdeviceptr, CUstream, call, make_current, query};
+mod batch;
+mod buffers;
+
+use crate::driver::{CUcontext, CUdeviceptr, CUstream, call, make_current};
+use batch::Batch;
+use buffers::{Pool, Slot};
 use cudarc::driver::sys;
 use omptarget_plugin::{Error, Result};
 use std::collections::HashMap;
@@ -41,33 +49,10 @@ pub const WHOLE: usize = 4 << 20;
 /// Copies up to this size are staged without asking the driver what the host memory is: the
 /// extra host copy costs less than the question.
 pub const UNASKED: usize = 64 << 10;
-const MIN_CLASS: usize = 4096;
-const CLASSES: usize = (WHOLE / MIN_CLASS).trailing_zeros() as usize + 1;
 /// Large pageable copies are staged once this many bytes have gone that way.
 pub const STAGE_AFTER: usize = 256 << 20;
-/// New pinned memory for copies over [`UNASKED`] is allocated only while the pinned bytes stay
-/// within this fraction of the bytes the program has moved that way: pinning costs ~0.6 ms
-/// per MiB on an H200, which one copy never pays back (one rank of `mpi_stencil` spent 164 ms
-/// in 259 `cuMemAllocHost` calls for a single 256 MiB copy back, 0.47 s against LLVM 19's
-/// 0.28 s, 2026-12-01), so buffers are added as the volume that reuses them grows.
-const GROWTH_DIVISOR: usize = 32;
 /// Copies of at least this size are split between helper threads.
 const PARALLEL_MIN: usize = 8 << 20;
-
-fn class_of(size: usize) -> usize {
-    (size.max(MIN_CLASS).next_power_of_two() / MIN_CLASS).trailing_zeros() as usize
-}
-
-fn class_size(class: usize) -> usize {
-    MIN_CLASS << class
-}
-
-/// A pinned buffer of `class_size(class)` bytes and, once needed, its event.
-struct Slot {
-    buf: usize,
-    class: usize,
-    event: usize,
-}
 
 /// A stream's staged work until it completes. The entry stays in the map once made (streams
 /// are pooled), so its vectors keep their capacity: queueing allocates nothing.
@@ -95,39 +80,6 @@ impl Landings {
         self.chunks.extend(chunks);
         self.copies.push((self.chunks.len(), evented));
     }
-}
-
-#[derive(Default)]
-struct Batch {
-    to_device: bool,
-    dsts: Vec<CUdeviceptr>,
-    srcs: Vec<CUdeviceptr>,
-    sizes: Vec<usize>,
-}
-
-impl Batch {
-    /// Whether a copy to device range `[dst, dst + size)` overlaps one in the batch (copies
-    /// in one batch may run in any order).
-    fn overlaps(&self, dst: usize, size: usize) -> bool {
-        self.dsts
-            .iter()
-            .zip(&self.sizes)
-            .any(|(&d, &n)| (d as usize) < dst + size && dst < d as usize + n)
-    }
-
-    fn clear(&mut self) {
-        self.dsts.clear();
-        self.srcs.clear();
-        self.sizes.clear();
-    }
-}
-
-#[derive(Default)]
-struct Pool {
-    free: Vec<Vec<Slot>>,
-    /// Buffers whose DMA was followed by an event, oldest first.
-    in_flight: Vec<Slot>,
-    bytes: usize,
 }
 
 pub struct Staging {
@@ -200,86 +152,6 @@ impl Staging {
     pub fn worth_it(&self, size: usize) -> bool {
         let before = self.pageable_bytes.fetch_add(size, Ordering::Relaxed);
         before.saturating_add(size) > STAGE_AFTER
-    }
-
-    /// A buffer of at least `size` bytes, or `None` past the limit (or, for a copy over
-    /// [`UNASKED`], past the growth allowance, [`GROWTH_DIVISOR`]). With `evented`, one whose
-    /// event exists, reusing buffers in flight once their event completed.
-    fn take(&self, size: usize, evented: bool) -> Result<Option<Slot>> {
-        let class = class_of(size);
-        let limit = if size > UNASKED {
-            self.limit
-                .min(self.pageable_bytes.load(Ordering::Relaxed) / GROWTH_DIVISOR)
-        } else {
-            self.limit
-        };
-        let mut slot = {
-            let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
-            if pool.free.len() < CLASSES {
-                pool.free.resize_with(CLASSES, Vec::new);
-            }
-            if let Some(s) = pool.free[class].pop() {
-                Some(s)
-            } else if let Some(i) = pool.in_flight.iter().position(|s| {
-                s.class == class
-                    // SAFETY: queries a live event.
-                    && query("cuEventQuery", || unsafe { sys::cuEventQuery(s.event as sys::CUevent) })
-                        .unwrap_or(false)
-            }) {
-                Some(pool.in_flight.remove(i))
-            } else if pool.bytes + class_size(class) <= limit {
-                pool.bytes += class_size(class);
-                None
-            } else if let Some(i) = pool.in_flight.iter().position(|s| s.class == class) {
-                // At the limit: wait for the oldest buffer of this size in flight.
-                let s = pool.in_flight.remove(i);
-                drop(pool);
-                // SAFETY: waits for a live event.
-                call("cuEventSynchronize", || unsafe {
-                    sys::cuEventSynchronize(s.event as sys::CUevent)
-                })?;
-                Some(s)
-            } else {
-                return Ok(None);
-            }
-        };
-        if slot.is_none() {
-            let mut p: *mut std::ffi::c_void = std::ptr::null_mut();
-            // SAFETY: a pinned host allocation, kept in the pool for the process's life.
-            let r = call("cuMemAllocHost", || unsafe {
-                sys::cuMemAllocHost_v2(&mut p, class_size(class))
-            });
-            if r.is_err() {
-                self.pool.lock().unwrap_or_else(|e| e.into_inner()).bytes -= class_size(class);
-                return Ok(None);
-            }
-            slot = Some(Slot {
-                buf: p as usize,
-                class,
-                event: 0,
-            });
-        }
-        let mut slot = slot.expect("set above");
-        if evented && slot.event == 0 {
-            let mut e: sys::CUevent = std::ptr::null_mut();
-            // SAFETY: creates an event without timing.
-            call("cuEventCreate", || unsafe {
-                sys::cuEventCreate(&mut e, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32)
-            })?;
-            slot.event = e as usize;
-        }
-        Ok(Some(slot))
-    }
-
-    fn give_back(&self, slots: impl IntoIterator<Item = Slot>) {
-        let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
-        if pool.free.len() < CLASSES {
-            pool.free.resize_with(CLASSES, Vec::new);
-        }
-        for s in slots {
-            let class = s.class;
-            pool.free[class].push(s);
-        }
     }
 
     /// Runs `f(i)` for `i` in `0..n`, on up to `self.helpers` threads when `bytes` is large.
@@ -530,117 +402,6 @@ impl Staging {
         result
     }
 
-    /// Queues a small copy between a pinned buffer and the device: into the stream's batch,
-    /// or at once without batching. `keep` records the buffer's fate with the stream.
-    fn queue_small(
-        &self,
-        stream: usize,
-        to_device: bool,
-        dst: usize,
-        src: usize,
-        size: usize,
-        keep: impl FnOnce(&mut PerStream),
-    ) -> Result<()> {
-        // Batches are issued with the lock held: another thread may flush this stream (an
-        // event recorded on it for a cross-queue wait) while its owner queues more work, and
-        // the stream must see the batches in the order they were closed.
-        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-        let ps = pending.entry(stream).or_default();
-        keep(ps);
-        let s = stream as CUstream;
-        if !self.batching {
-            return issue_one(to_device, dst as CUdeviceptr, src as CUdeviceptr, size, s);
-        }
-        let b = &mut ps.batch;
-        if !b.sizes.is_empty() && (b.to_device != to_device || b.overlaps(dst, size)) {
-            // Another direction, or a range an earlier copy writes: that batch first.
-            self.issue_batch(b, s)?;
-        }
-        b.to_device = to_device;
-        b.dsts.push(dst as CUdeviceptr);
-        b.srcs.push(src as CUdeviceptr);
-        b.sizes.push(size);
-        self.batched.fetch_add(1, Ordering::Relaxed);
-        Ok(())
-    }
-
-    /// Queues `stream`'s batched copies: called before anything else is queued on it.
-    pub fn flush(&self, stream: usize) -> Result<()> {
-        if self.batched.load(Ordering::Relaxed) == 0 {
-            return Ok(());
-        }
-        // Issued with the lock held (see `queue_small`): a concurrent flush of the same stream
-        // must not queue anything between taking this batch and issuing it.
-        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-        match pending.get_mut(&stream) {
-            Some(ps) if !ps.batch.sizes.is_empty() => {
-                self.issue_batch(&mut ps.batch, stream as CUstream)
-            }
-            _ => Ok(()),
-        }
-    }
-
-    /// Queues the copies of `b` on `s` and empties it (keeping its capacity).
-    fn issue_batch(&self, b: &mut Batch, s: CUstream) -> Result<()> {
-        let n = b.sizes.len();
-        self.batched.fetch_sub(n, Ordering::Relaxed);
-        let r = self.issue_copies(b, s);
-        b.clear();
-        r
-    }
-
-    fn issue_copies(&self, b: &mut Batch, s: CUstream) -> Result<()> {
-        let n = b.sizes.len();
-        if n > 1 && self.batch_api.load(Ordering::Relaxed) {
-            let host = sys::CUmemLocation {
-                type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_HOST,
-                id: 0,
-            };
-            let device = sys::CUmemLocation {
-                type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
-                id: self.device,
-            };
-            let (src_hint, dst_hint) = if b.to_device {
-                (host, device)
-            } else {
-                (device, host)
-            };
-            let mut attrs = sys::CUmemcpyAttributes {
-                srcAccessOrder: sys::CUmemcpySrcAccessOrder::CU_MEMCPY_SRC_ACCESS_ORDER_STREAM,
-                srcLocHint: src_hint,
-                dstLocHint: dst_hint,
-                flags: 0,
-            };
-            let mut first = 0usize;
-            let mut failed_at = 0usize;
-            // SAFETY: n copies between pinned buffers of ours and live device ranges, one
-            // attribute set for all of them (index 0).
-            let r = call("cuMemcpyBatchAsync", || unsafe {
-                sys::cuMemcpyBatchAsync(
-                    b.dsts.as_mut_ptr(),
-                    b.srcs.as_mut_ptr(),
-                    b.sizes.as_mut_ptr(),
-                    n,
-                    &mut attrs,
-                    &mut first,
-                    1,
-                    &mut failed_at,
-                    s,
-                )
-            });
-            if r.is_ok() {
-                return Ok(());
-            }
-            // Not available (an older driver) or refused: one by one from now on. Copies the
-            // driver queued already are queued again, which is harmless: the same bytes.
-            self.batch_api.store(false, Ordering::Relaxed);
-        }
-        for i in 0..n {
-            issue_one(b.to_device, b.dsts[i], b.srcs[i], b.sizes[i], s)?;
-        }
-        Ok(())
-    }
-
     /// Lands `stream`'s staged copies in the order they were issued and frees its buffers.
     /// `wait` waits for the whole stream and is called at most once, when a landing needs it
     /// (`None`: the stream is known complete). Large copies land chunk by chunk as each
@@ -733,41 +494,9 @@ fn wait_once(wait: &mut Option<&mut dyn FnMut() -> Result<()>>) -> Result<()> {
     }
 }
 
-/// Queues one copy between a pinned buffer of ours and a live device range.
-fn issue_one(
-    to_device: bool,
-    dst: CUdeviceptr,
-    src: CUdeviceptr,
-    len: usize,
-    s: CUstream,
-) -> Result<()> {
-    if to_device {
-        // SAFETY: from a pinned buffer of ours into a live device range.
-        call("cuMemcpyHtoDAsync", || unsafe {
-            sys::cuMemcpyHtoDAsync_v2(dst, src as *const _, len, s)
-        })
-    } else {
-        // SAFETY: from a live device range into a pinned buffer of ours.
-        call("cuMemcpyDtoHAsync", || unsafe {
-            sys::cuMemcpyDtoHAsync_v2(dst as *mut _, src, len, s)
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn classes() {
-        assert_eq!(class_of(1), 0);
-        assert_eq!(class_of(4096), 0);
-        assert_eq!(class_of(4097), 1);
-        assert_eq!(class_of(SMALL), 8);
-        assert_eq!(class_of(WHOLE), CLASSES - 1);
-        const { assert!(UNASKED <= SMALL && SMALL <= CHUNK && CHUNK <= WHOLE) };
-        assert_eq!(class_size(CLASSES - 1), WHOLE);
-    }
 
     /// Small copies out of the device land in issue order (a later copy to the same bytes
     /// wins), after one wait for the stream; the buffers go back; the stream's vectors keep

@@ -1,0 +1,280 @@
+//! Images on the device: loading a module (and telling the device runtime its environment),
+//! unloading it, looking kernels and globals up in it, and the indirect-call table.
+
+use super::CudaDevice;
+use super::launch::param_bytes;
+use crate::driver::{CUdeviceptr, CUmodule, call};
+use crate::image::{self, ImageKind};
+use crate::kernel::KernelInfo;
+use cudarc::driver::sys;
+use omptarget_plugin::{
+    DevicePtr, Error, ErrorKind, ImageInfo, KernelId, LoadEnv, ModuleId, Result,
+};
+
+/// A loaded image.
+pub(super) struct Module {
+    module: CUmodule,
+    /// The image's indirect-call table in device memory (0: none), freed with the module.
+    indirect_calls: CUdeviceptr,
+}
+
+/// The device runtime's `DeviceEnvironmentTy` (LLVM 19).
+#[repr(C)]
+struct DeviceEnvironment {
+    debug_kind: u32,
+    num_devices: u32,
+    device_num: u32,
+    dynamic_mem_size: u32,
+    clock_frequency: u64,
+    indirect_call_table: u64,
+    indirect_call_table_size: u64,
+    hardware_parallelism: u64,
+}
+
+impl CudaDevice {
+    pub(super) fn module_load(&self, image: &ImageInfo<'_>, env: &LoadEnv) -> Result<ModuleId> {
+        self.current()?;
+        let kind = image::classify(image.bytes).ok_or_else(|| {
+            Error::new(
+                ErrorKind::InvalidImage,
+                "not an NVIDIA image (cubin, PTX or fatbinary)",
+            )
+        })?;
+        image::check_structure(image.bytes, kind)
+            .map_err(|why| Error::new(ErrorKind::InvalidImage, why))?;
+        if let ImageKind::Cubin { sm, .. } = kind
+            && !image::runs_on(sm, self.arch)
+        {
+            return Err(Error::new(
+                ErrorKind::InvalidImage,
+                format!(
+                    "the image is built for sm_{sm}, device {} is sm_{}",
+                    self.index, self.arch
+                ),
+            ));
+        }
+        // PTX must be NUL-terminated for the JIT.
+        let owned;
+        let data: *const std::ffi::c_void = if kind == ImageKind::Ptx {
+            let mut v = image.bytes.to_vec();
+            v.push(0);
+            owned = v;
+            owned.as_ptr().cast()
+        } else {
+            image.bytes.as_ptr().cast()
+        };
+        let mut module: CUmodule = std::ptr::null_mut();
+        // SAFETY: the image bytes outlive the call; no JIT options.
+        call("cuModuleLoadDataEx", || unsafe {
+            sys::cuModuleLoadDataEx(
+                &mut module,
+                data,
+                0,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+            )
+        })?;
+        // The device runtime reads its environment from this global.
+        if let Some((ptr, size)) = global_of(module, "__omp_rtl_device_environment")? {
+            let de = DeviceEnvironment {
+                debug_kind: 0,
+                num_devices: env.num_devices,
+                device_num: env.device_num,
+                dynamic_mem_size: 0,
+                clock_frequency: self.limits.clock_khz * 1000,
+                indirect_call_table: 0,
+                indirect_call_table_size: 0,
+                hardware_parallelism: self.limits.hardware_parallelism,
+            };
+            let n = size.min(std::mem::size_of::<DeviceEnvironment>());
+            // SAFETY: copies at most the global's size from a live struct.
+            call("cuMemcpyHtoD", || unsafe {
+                sys::cuMemcpyHtoD_v2(ptr, (&raw const de).cast(), n)
+            })?;
+        }
+        let mut modules = self.modules.lock().unwrap_or_else(|e| e.into_inner());
+        modules.push(Some(Module {
+            module,
+            indirect_calls: 0,
+        }));
+        Ok(ModuleId(modules.len() - 1))
+    }
+
+    pub(super) fn module_unload(&self, m: ModuleId) -> Result<()> {
+        self.current()?;
+        let module = self
+            .modules
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_mut(m.0)
+            .and_then(Option::take);
+        if let Some(module) = module {
+            // SAFETY: unloads a module we loaded, once.
+            call("cuModuleUnload", || unsafe {
+                sys::cuModuleUnload(module.module)
+            })?;
+            if module.indirect_calls != 0 {
+                // SAFETY: frees the table allocated for this module, once.
+                call("cuMemFree", || unsafe {
+                    sys::cuMemFree_v2(module.indirect_calls)
+                })?;
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn module(&self, m: ModuleId) -> Result<CUmodule> {
+        self.modules
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(m.0)
+            .and_then(|x| x.as_ref().map(|x| x.module))
+            .ok_or_else(|| Error::new(ErrorKind::InvalidArgument, "unknown CUDA module"))
+    }
+
+    pub(super) fn module_get_function(&self, m: ModuleId, name: &str) -> Result<KernelId> {
+        self.current()?;
+        let module = self.module(m)?;
+        let cname = std::ffi::CString::new(name).map_err(|_| {
+            Error::new(
+                ErrorKind::SymbolNotFound,
+                format!("bad kernel name {name:?}"),
+            )
+        })?;
+        let mut func: sys::CUfunction = std::ptr::null_mut();
+        // SAFETY: looks a kernel up in a loaded module.
+        call("cuModuleGetFunction", || unsafe {
+            sys::cuModuleGetFunction(&mut func, module, cname.as_ptr())
+        })
+        .map_err(|e| Error::new(ErrorKind::SymbolNotFound, format!("kernel '{name}': {e}")))?;
+        let env = self.read_global(module, &format!("{name}_kernel_environment"))?;
+        let mut max_block = 0;
+        // SAFETY: reads one attribute of a live function.
+        call("cuFuncGetAttribute", || unsafe {
+            sys::cuFuncGetAttribute(
+                &mut max_block,
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+                func,
+            )
+        })?;
+        let mut info = KernelInfo::new(func, env.as_deref(), max_block as u32);
+        // SAFETY: the function was just looked up in a live module.
+        info.param_bytes = unsafe { param_bytes(func) };
+        let mut kernels = self.kernels.write().unwrap_or_else(|e| e.into_inner());
+        kernels.push(info);
+        Ok(KernelId(kernels.len() - 1))
+    }
+
+    /// A kernel with a kernel environment (`<name>_kernel_environment`, clang 18 and later)
+    /// takes the launch environment first.
+    pub(super) fn has_kernel_environment(&self, m: ModuleId, name: &str) -> Option<bool> {
+        self.current().ok()?;
+        let module = self.module(m).ok()?;
+        match global_of(module, &format!("{name}_kernel_environment")) {
+            Ok(Some(_)) => Some(true),
+            _ => None,
+        }
+    }
+
+    pub(super) fn module_get_global(&self, m: ModuleId, name: &str) -> Result<(DevicePtr, usize)> {
+        self.current()?;
+        let module = self.module(m)?;
+        global_of(module, name)?
+            .map(|(p, s)| (p as usize, s))
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorKind::SymbolNotFound,
+                    format!("global '{name}' not found"),
+                )
+            })
+    }
+
+    /// Reads `size` bytes of a device global synchronously (load-time metadata).
+    fn read_global(&self, module: CUmodule, name: &str) -> Result<Option<Vec<u8>>> {
+        let Some((ptr, size)) = global_of(module, name)? else {
+            return Ok(None);
+        };
+        let mut buf = vec![0u8; size];
+        // SAFETY: copies `size` bytes from the global into a buffer of that size.
+        call("cuMemcpyDtoH", || unsafe {
+            sys::cuMemcpyDtoH_v2(buf.as_mut_ptr().cast(), ptr, size)
+        })?;
+        Ok(Some(buf))
+    }
+
+    /// Copies the table to device memory and points the device runtime's environment at it
+    /// (`IndirectCallTable`, `IndirectCallTableSize`), as LLVM 19's plugins do at load: an
+    /// array of `{void *HstPtr; void *DevPtr;}` sorted by host address, and its length.
+    pub(super) fn publish_indirect_call_table(
+        &self,
+        m: ModuleId,
+        table: &[(u64, u64)],
+    ) -> Result<()> {
+        if table.is_empty() {
+            return Ok(());
+        }
+        self.current()?;
+        let module = self.module(m)?;
+        let fields_at = std::mem::offset_of!(DeviceEnvironment, indirect_call_table);
+        let Some((env, env_size)) = global_of(module, "__omp_rtl_device_environment")? else {
+            // No device runtime in the image: nothing looks the table up.
+            return Ok(());
+        };
+        if env_size < fields_at + 16 {
+            return Err(Error::new(
+                ErrorKind::InvalidImage,
+                format!(
+                    "__omp_rtl_device_environment has {env_size} bytes, too few for an indirect-call table"
+                ),
+            ));
+        }
+        let flat: Vec<u64> = table.iter().flat_map(|&(h, d)| [h, d]).collect();
+        let bytes = flat.len() * 8;
+        let mut ptr: CUdeviceptr = 0;
+        // SAFETY: a plain device allocation written to a local.
+        call("cuMemAlloc", || unsafe {
+            sys::cuMemAlloc_v2(&mut ptr, bytes)
+        })
+        .map_err(|e| self.oom(bytes, e, None))?;
+        let fields = [ptr, table.len() as u64];
+        // SAFETY: `bytes` bytes from a live Vec into the allocation of that size; then 16
+        // bytes from a local into the two fields of the environment global (size checked).
+        let written = call("cuMemcpyHtoD", || unsafe {
+            sys::cuMemcpyHtoD_v2(ptr, flat.as_ptr().cast(), bytes)
+        })
+        .and_then(|_| {
+            call("cuMemcpyHtoD", || unsafe {
+                sys::cuMemcpyHtoD_v2(env + fields_at as CUdeviceptr, fields.as_ptr().cast(), 16)
+            })
+        });
+        let mut modules = self.modules.lock().unwrap_or_else(|e| e.into_inner());
+        match (written, modules.get_mut(m.0).and_then(Option::as_mut)) {
+            (Ok(()), Some(record)) => {
+                record.indirect_calls = ptr;
+                Ok(())
+            }
+            (r, _) => {
+                drop(modules);
+                // SAFETY: frees the allocation made above, which nothing else refers to.
+                let _ = call("cuMemFree", || unsafe { sys::cuMemFree_v2(ptr) });
+                r.and(Err(Error::new(
+                    ErrorKind::InvalidArgument,
+                    "unknown CUDA module",
+                )))
+            }
+        }
+    }
+}
+
+/// A module global's address and size, or `None` if the module has no such symbol.
+fn global_of(module: CUmodule, name: &str) -> Result<Option<(CUdeviceptr, usize)>> {
+    let cname = std::ffi::CString::new(name)
+        .map_err(|_| Error::new(ErrorKind::SymbolNotFound, format!("bad symbol {name:?}")))?;
+    let mut ptr: CUdeviceptr = 0;
+    let mut size = 0usize;
+    // SAFETY: looks a symbol up in a loaded module.
+    let r = call("cuModuleGetGlobal", || unsafe {
+        sys::cuModuleGetGlobal_v2(&mut ptr, &mut size, module, cname.as_ptr())
+    });
+    Ok(r.ok().map(|_| (ptr, size)))
+}

@@ -1,0 +1,139 @@
+//! Streams and events: a queue is a CUDA stream of the device's primary context (its handle
+//! is the `QueueId`), an event a CUDA event without timing. Operations that come without a
+//! queue borrow a stream from the device's pool of internal streams and wait for it.
+
+use super::CudaDevice;
+use crate::driver::{self, CUstream, call};
+use cudarc::driver::sys;
+use omptarget_plugin::{EventId, QueueId, Result, Timestamp};
+
+/// The stream a queue stands for.
+pub(super) fn stream(q: QueueId) -> CUstream {
+    q.0 as CUstream
+}
+
+impl CudaDevice {
+    /// The stream of `q`, to queue work on it: the stream's batched small copies were issued
+    /// earlier, so they go to the driver first (staging.rs).
+    pub(super) fn submit(&self, q: QueueId) -> Result<CUstream> {
+        self.staging.flush(q.0)?;
+        Ok(stream(q))
+    }
+
+    /// Runs `f` on an internal stream and waits for it (operations that come without a queue).
+    pub(super) fn on_internal_stream(&self, f: impl FnOnce(CUstream) -> Result<()>) -> Result<()> {
+        let s = match self
+            .internal
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pop()
+        {
+            Some(s) => s,
+            None => self.stream_create().map(stream)?,
+        };
+        let r = f(s).and_then(|_| {
+            call("cuStreamSynchronize", || unsafe {
+                sys::cuStreamSynchronize(s)
+            })
+        });
+        self.internal
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(s);
+        r
+    }
+
+    pub(super) fn stream_create(&self) -> Result<QueueId> {
+        self.current()?;
+        driver::create_stream().map(|s| QueueId(s as usize))
+    }
+
+    pub(super) fn stream_destroy(&self, queue: QueueId) -> Result<()> {
+        self.current()?;
+        let s = self.submit(queue)?;
+        // SAFETY: destroys a stream we created, once.
+        call("cuStreamDestroy", || unsafe { sys::cuStreamDestroy_v2(s) })
+    }
+
+    pub(super) fn stream_synchronize(&self, queue: QueueId) -> Result<()> {
+        self.current()?;
+        let s = stream(queue);
+        // SAFETY: waits for a live stream.
+        let mut wait = || {
+            call("cuStreamSynchronize", || unsafe {
+                sys::cuStreamSynchronize(s)
+            })
+        };
+        // Staged copies land as their chunks complete, then the stream is waited for.
+        self.staging.finish(queue.0, Some(&mut wait))?;
+        self.blocks.completed(queue.0);
+        Ok(())
+    }
+
+    pub(super) fn stream_query(&self, queue: QueueId) -> Result<bool> {
+        self.current()?;
+        let s = self.submit(queue)?;
+        // SAFETY: non-blocking query of a live stream.
+        let done = driver::query("cuStreamQuery", || unsafe { sys::cuStreamQuery(s) })?;
+        if done {
+            self.staging.finish(queue.0, None)?;
+            self.blocks.completed(queue.0);
+        }
+        Ok(done)
+    }
+
+    /// A timing event on the queue's stream, after the stream's batched copies (which are
+    /// issued first, so the event follows every operation queued before it).
+    pub(super) fn stream_timestamp(&self, queue: Option<QueueId>) -> Result<Timestamp> {
+        let Some(q) = queue else {
+            return Ok(Timestamp::At(omptarget_plugin::host_clock_ns()));
+        };
+        self.current()?;
+        let s = self.submit(q)?;
+        let token = self
+            .timing
+            .mark(s, |record| self.on_internal_stream(record))?;
+        Ok(Timestamp::Pending(token))
+    }
+
+    pub(super) fn timestamp_resolve(&self, ts: Timestamp) -> Result<u64> {
+        match ts {
+            Timestamp::At(t) => Ok(t),
+            Timestamp::Pending(token) => {
+                self.current()?;
+                self.timing.resolve(token)
+            }
+        }
+    }
+
+    pub(super) fn event_create(&self) -> Result<EventId> {
+        self.current()?;
+        driver::create_event().map(|e| EventId(e as usize))
+    }
+
+    pub(super) fn event_destroy(&self, event: EventId) -> Result<()> {
+        self.current()?;
+        // SAFETY: destroys an event we created, once.
+        call("cuEventDestroy", || unsafe {
+            sys::cuEventDestroy_v2(event.0 as sys::CUevent)
+        })
+    }
+
+    pub(super) fn event_record(&self, event: EventId, queue: QueueId) -> Result<()> {
+        self.current()?;
+        let s = self.submit(queue)?;
+        // SAFETY: records a live event on a live stream.
+        call("cuEventRecord", || unsafe {
+            sys::cuEventRecord(event.0 as sys::CUevent, s)
+        })
+    }
+
+    pub(super) fn stream_wait_event(&self, event: EventId, queue: QueueId) -> Result<()> {
+        self.current()?;
+        let s = self.submit(queue)?;
+        // SAFETY: makes a live stream wait for a live event.
+        call("cuStreamWaitEvent", || unsafe {
+            sys::cuStreamWaitEvent(s, event.0 as sys::CUevent, 0)
+        })
+    }
+}

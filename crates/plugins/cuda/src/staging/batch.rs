@@ -1,0 +1,168 @@
+//! Batching: a construct's small staged copies wait in their stream's batch, one direction at
+//! a time, and reach the driver in one `cuMemcpyBatchAsync` call ([`Staging::flush`], before
+//! anything else is queued on the stream), or one by one where the driver has no batches.
+
+use super::{PerStream, Staging};
+use crate::driver::{CUdeviceptr, CUstream, call};
+use cudarc::driver::sys;
+use omptarget_plugin::Result;
+use std::sync::atomic::Ordering;
+
+#[derive(Default)]
+pub(super) struct Batch {
+    to_device: bool,
+    dsts: Vec<CUdeviceptr>,
+    srcs: Vec<CUdeviceptr>,
+    sizes: Vec<usize>,
+}
+
+impl Batch {
+    /// Whether a copy to device range `[dst, dst + size)` overlaps one in the batch (copies
+    /// in one batch may run in any order).
+    fn overlaps(&self, dst: usize, size: usize) -> bool {
+        self.dsts
+            .iter()
+            .zip(&self.sizes)
+            .any(|(&d, &n)| (d as usize) < dst + size && dst < d as usize + n)
+    }
+
+    fn clear(&mut self) {
+        self.dsts.clear();
+        self.srcs.clear();
+        self.sizes.clear();
+    }
+}
+
+impl Staging {
+    /// Queues a small copy between a pinned buffer and the device: into the stream's batch,
+    /// or at once without batching. `keep` records the buffer's fate with the stream.
+    pub(super) fn queue_small(
+        &self,
+        stream: usize,
+        to_device: bool,
+        dst: usize,
+        src: usize,
+        size: usize,
+        keep: impl FnOnce(&mut PerStream),
+    ) -> Result<()> {
+        // Batches are issued with the lock held: another thread may flush this stream (an
+        // event recorded on it for a cross-queue wait) while its owner queues more work, and
+        // the stream must see the batches in the order they were closed.
+        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let ps = pending.entry(stream).or_default();
+        keep(ps);
+        let s = stream as CUstream;
+        if !self.batching {
+            return issue_one(to_device, dst as CUdeviceptr, src as CUdeviceptr, size, s);
+        }
+        let b = &mut ps.batch;
+        if !b.sizes.is_empty() && (b.to_device != to_device || b.overlaps(dst, size)) {
+            // Another direction, or a range an earlier copy writes: that batch first.
+            self.issue_batch(b, s)?;
+        }
+        b.to_device = to_device;
+        b.dsts.push(dst as CUdeviceptr);
+        b.srcs.push(src as CUdeviceptr);
+        b.sizes.push(size);
+        self.batched.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Queues `stream`'s batched copies: called before anything else is queued on it.
+    pub fn flush(&self, stream: usize) -> Result<()> {
+        if self.batched.load(Ordering::Relaxed) == 0 {
+            return Ok(());
+        }
+        // Issued with the lock held (see `queue_small`): a concurrent flush of the same stream
+        // must not queue anything between taking this batch and issuing it.
+        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        match pending.get_mut(&stream) {
+            Some(ps) if !ps.batch.sizes.is_empty() => {
+                self.issue_batch(&mut ps.batch, stream as CUstream)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Queues the copies of `b` on `s` and empties it (keeping its capacity).
+    fn issue_batch(&self, b: &mut Batch, s: CUstream) -> Result<()> {
+        let n = b.sizes.len();
+        self.batched.fetch_sub(n, Ordering::Relaxed);
+        let r = self.issue_copies(b, s);
+        b.clear();
+        r
+    }
+
+    fn issue_copies(&self, b: &mut Batch, s: CUstream) -> Result<()> {
+        let n = b.sizes.len();
+        if n > 1 && self.batch_api.load(Ordering::Relaxed) {
+            let host = sys::CUmemLocation {
+                type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_HOST,
+                id: 0,
+            };
+            let device = sys::CUmemLocation {
+                type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
+                id: self.device,
+            };
+            let (src_hint, dst_hint) = if b.to_device {
+                (host, device)
+            } else {
+                (device, host)
+            };
+            let mut attrs = sys::CUmemcpyAttributes {
+                srcAccessOrder: sys::CUmemcpySrcAccessOrder::CU_MEMCPY_SRC_ACCESS_ORDER_STREAM,
+                srcLocHint: src_hint,
+                dstLocHint: dst_hint,
+                flags: 0,
+            };
+            let mut first = 0usize;
+            let mut failed_at = 0usize;
+            // SAFETY: n copies between pinned buffers of ours and live device ranges, one
+            // attribute set for all of them (index 0).
+            let r = call("cuMemcpyBatchAsync", || unsafe {
+                sys::cuMemcpyBatchAsync(
+                    b.dsts.as_mut_ptr(),
+                    b.srcs.as_mut_ptr(),
+                    b.sizes.as_mut_ptr(),
+                    n,
+                    &mut attrs,
+                    &mut first,
+                    1,
+                    &mut failed_at,
+                    s,
+                )
+            });
+            if r.is_ok() {
+                return Ok(());
+            }
+            // Not available (an older driver) or refused: one by one from now on. Copies the
+            // driver queued already are queued again, which is harmless: the same bytes.
+            self.batch_api.store(false, Ordering::Relaxed);
+        }
+        for i in 0..n {
+            issue_one(b.to_device, b.dsts[i], b.srcs[i], b.sizes[i], s)?;
+        }
+        Ok(())
+    }
+}
+
+/// Queues one copy between a pinned buffer of ours and a live device range.
+fn issue_one(
+    to_device: bool,
+    dst: CUdeviceptr,
+    src: CUdeviceptr,
+    len: usize,
+    s: CUstream,
+) -> Result<()> {
+    if to_device {
+        // SAFETY: from a pinned buffer of ours into a live device range.
+        call("cuMemcpyHtoDAsync", || unsafe {
+            sys::cuMemcpyHtoDAsync_v2(dst, src as *const _, len, s)
+        })
+    } else {
+        // SAFETY: from a live device range into a pinned buffer of ours.
+        call("cuMemcpyDtoHAsync", || unsafe {
+            sys::cuMemcpyDtoHAsync_v2(dst as *mut _, src, len, s)
+        })
+    }
+}

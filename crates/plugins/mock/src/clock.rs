@@ -2,6 +2,7 @@
 //! timestamp on a queue resolves only once the queue was synchronised.
 
 use crate::MockState;
+use crate::lock;
 use omptarget_plugin::QueueId;
 use std::sync::atomic::Ordering;
 
@@ -19,15 +20,14 @@ impl MockState {
         self.clock.fetch_add(ns, Ordering::Relaxed);
     }
     pub(crate) fn synchronized(&self, queue: QueueId) {
-        *self
-            .syncs
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .entry(queue)
-            .or_insert(0) += 1;
+        *lock(&self.syncs).entry(queue).or_insert(0) += 1;
+    }
+    /// How often `queue` was synchronised (or found done) so far.
+    pub(crate) fn sync_count(&self, queue: QueueId) -> u64 {
+        lock(&self.syncs).get(&queue).copied().unwrap_or(0)
     }
     /// Timestamps taken and not resolved yet.
     pub fn pending_timestamps(&self) -> usize {
-        self.stamps.lock().unwrap_or_else(|e| e.into_inner()).len()
+        lock(&self.stamps).len()
     }
 }

@@ -2,6 +2,7 @@
 
 use crate::clock::cost;
 use crate::faults::OpKind;
+use crate::lock;
 use crate::log::Op;
 use crate::{MAGIC, MockState};
 use omptarget_plugin::{
@@ -47,11 +48,7 @@ impl Device for MockDevice {
         Ok(ModuleId(self.token()))
     }
     fn unload(&self, module: ModuleId) -> Result<()> {
-        let globals = self
-            .state
-            .module_globals
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+        let globals = lock(&self.state.module_globals)
             .remove(&module.0)
             .unwrap_or_default();
         for g in globals {
@@ -62,11 +59,7 @@ impl Device for MockDevice {
     }
     fn kernel(&self, _module: ModuleId, name: &str) -> Result<KernelId> {
         self.state.check_fault(OpKind::Symbol)?;
-        let mut names = self
-            .state
-            .kernel_names
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
+        let mut names = lock(&self.state.kernel_names);
         let id = match names.iter().position(|n| n == name) {
             Some(i) => i,
             None => {
@@ -79,22 +72,13 @@ impl Device for MockDevice {
     fn global(&self, module: ModuleId, name: &str) -> Result<(DevicePtr, usize)> {
         self.state.check_fault(OpKind::Symbol)?;
         // Each global of each loaded image gets its own 64-byte block, owned by the image.
-        let p = self.state.next_addr.fetch_add(256, Ordering::Relaxed);
+        let p = self.state.fresh_addr(64);
         let mut block = vec![0; 64];
-        if let Some(init) = self
-            .state
-            .global_init
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(name)
-        {
+        if let Some(init) = lock(&self.state.global_init).get(name) {
             block[..init.len().min(64)].copy_from_slice(&init[..init.len().min(64)]);
         }
         self.state.memory.blocks().insert(p, block);
-        self.state
-            .module_globals
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+        lock(&self.state.module_globals)
             .entry(module.0)
             .or_default()
             .push(p);
@@ -107,10 +91,7 @@ impl Device for MockDevice {
             r.alloc(size)
                 .ok_or_else(|| Error::new(ErrorKind::OutOfMemory, "mock: record region full"))?
         } else {
-            let ptr = self
-                .state
-                .next_addr
-                .fetch_add(size.next_multiple_of(256), Ordering::Relaxed);
+            let ptr = self.state.fresh_addr(size);
             self.state.memory.blocks().insert(ptr, vec![0xAB; size]);
             ptr
         };
@@ -127,11 +108,7 @@ impl Device for MockDevice {
         if let Err(e) = self.state.check_fault(OpKind::Free) {
             // The device refused: the block stays allocated (a real driver's failed free).
             if self.state.memory.blocks().contains_key(&ptr) {
-                self.state
-                    .refused
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .push(ptr);
+                lock(&self.state.refused).push(ptr);
             }
             return Err(e);
         }
@@ -166,10 +143,7 @@ impl Device for MockDevice {
         };
         let base = match at {
             Some(a) if a != 0 && free(a) => a,
-            _ => self
-                .state
-                .next_addr
-                .fetch_add(size.next_multiple_of(256), Ordering::Relaxed),
+            _ => self.state.fresh_addr(size),
         };
         blocks.insert(base, vec![0; size]);
         drop(blocks);
@@ -268,8 +242,7 @@ impl Device for MockDevice {
                 Self::host_bytes(dst, size).copy_from_slice(&bytes);
             }
             CopyKind::DeviceToDevice => {
-                let bytes = mem.with_bytes(src, size, |s| s.to_vec())?;
-                mem.with_bytes(dst, size, |d| d.copy_from_slice(&bytes))?;
+                mem.copy(dst, src, size)?;
             }
         }
         self.state.tick(cost::COPY + size as u64);
@@ -300,10 +273,7 @@ impl Device for MockDevice {
         }
         self.state.check_fault(OpKind::Copy)?;
         // Every mock device's memory lives in one map: read the source, write the target.
-        let bytes = self.state.memory.with_bytes(src, size, |b| b.to_vec())?;
-        self.state
-            .memory
-            .with_bytes(dst, size, |b| b.copy_from_slice(&bytes))?;
+        self.state.memory.copy(dst, src, size)?;
         self.state.record(Op::CopyPeer {
             device: self.index,
             peer,
@@ -342,21 +312,11 @@ impl Device for MockDevice {
         self.state
             .last_launch_version
             .store(config.version, Ordering::SeqCst);
-        let name = self
-            .state
-            .kernel_names
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+        let name = lock(&self.state.kernel_names)
             .get(kernel.0)
             .cloned()
             .unwrap_or_default();
-        let f = self
-            .state
-            .kernels
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&name)
-            .cloned();
+        let f = lock(&self.state.kernels).get(&name).cloned();
         if let Some(lang) = config.language {
             let params = if lang.size == 0 {
                 Vec::new()
@@ -429,19 +389,8 @@ impl Device for MockDevice {
             return Ok(Timestamp::At(at));
         };
         let token = self.token();
-        let syncs = self
-            .state
-            .syncs
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&queue)
-            .copied()
-            .unwrap_or(0);
-        self.state
-            .stamps
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(token, (queue, syncs, at));
+        let syncs = self.state.sync_count(queue);
+        lock(&self.state.stamps).insert(token, (queue, syncs, at));
         self.state.record(Op::Timestamp {
             device: self.index,
             queue,
@@ -454,21 +403,14 @@ impl Device for MockDevice {
             Timestamp::At(t) => return Ok(t),
             Timestamp::Pending(token) => token,
         };
-        let mut stamps = self.state.stamps.lock().unwrap_or_else(|e| e.into_inner());
+        let mut stamps = lock(&self.state.stamps);
         let Some(&(queue, syncs, at)) = stamps.get(&token) else {
             return Err(Error::new(
                 ErrorKind::InvalidArgument,
                 format!("mock: unknown or already resolved timestamp {token}"),
             ));
         };
-        let now = self
-            .state
-            .syncs
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&queue)
-            .copied()
-            .unwrap_or(0);
+        let now = self.state.sync_count(queue);
         if now <= syncs {
             return Err(Error::new(
                 ErrorKind::InvalidArgument,

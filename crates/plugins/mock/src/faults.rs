@@ -2,6 +2,7 @@
 //! kind.
 
 use crate::MockState;
+use crate::lock;
 use omptarget_plugin::{Error, ErrorKind, Result};
 
 /// The kinds of operation a fault can target. `Copy` counts copies of every direction; the
@@ -39,20 +40,14 @@ pub(crate) struct CallFaults {
 impl MockState {
     /// Makes the `nth` (1-based, counted from now) operation of `kind` fail.
     pub fn fail_nth(&self, kind: OpKind, nth: usize) {
-        self.counts
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(kind, 0);
-        self.faults
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(kind, nth);
+        lock(&self.counts).insert(kind, 0);
+        lock(&self.faults).insert(kind, nth);
     }
     /// Makes the `k`-th (1-based, counted from now) faultable call of any kind fail once;
     /// `k = 0` only restarts the count. Faultable: load, symbol lookup, alloc, free, copies,
     /// memset, launch, queue creation, synchronize, query, event create/record/wait, lock.
     pub fn fail_call(&self, k: usize) {
-        *self.calls.lock().unwrap_or_else(|e| e.into_inner()) = CallFaults {
+        *lock(&self.calls) = CallFaults {
             seen: 0,
             fail_at: k,
             failed: Vec::new(),
@@ -60,34 +55,30 @@ impl MockState {
     }
     /// Faultable calls made since the last [`MockState::fail_call`].
     pub fn calls(&self) -> usize {
-        self.calls.lock().unwrap_or_else(|e| e.into_inner()).seen
+        lock(&self.calls).seen
     }
     /// The kinds of the calls failed through [`MockState::fail_call`] since it was set.
     pub fn failed_calls(&self) -> Vec<OpKind> {
-        self.calls
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .failed
-            .clone()
+        lock(&self.calls).failed.clone()
     }
     /// Blocks still allocated because an injected fault refused their free.
     pub fn refused_frees(&self) -> usize {
-        self.refused.lock().unwrap_or_else(|e| e.into_inner()).len()
+        lock(&self.refused).len()
     }
     fn injected(kind: OpKind) -> Error {
         Error::new(ErrorKind::Injected, format!("injected {kind:?} failure"))
     }
     pub(crate) fn check_fault(&self, kind: OpKind) -> Result<()> {
         {
-            let mut calls = self.calls.lock().unwrap_or_else(|e| e.into_inner());
+            let mut calls = lock(&self.calls);
             calls.seen += 1;
             if calls.seen == calls.fail_at {
                 calls.failed.push(kind);
                 return Err(Self::injected(kind));
             }
         }
-        let mut counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
-        let faults = self.faults.lock().unwrap_or_else(|e| e.into_inner());
+        let mut counts = lock(&self.counts);
+        let faults = lock(&self.faults);
         // A copy also counts as `Copy`, so scripts written before the direction kinds keep
         // their positions.
         let kinds: &[OpKind] = match kind {

@@ -19,7 +19,7 @@ pub use state::{KernelFn, MockState};
 
 use device::MockDevice;
 use omptarget_plugin::{Device, Error, ErrorKind, ImageInfo, Plugin, Result};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// The first bytes of an image this backend accepts.
 pub const MAGIC: &[u8; 8] = b"MOCKIMG\0";
@@ -62,4 +62,10 @@ impl Plugin for MockPlugin {
             record: std::sync::OnceLock::new(),
         }))
     }
+}
+
+/// Locks `m` even when a panic poisoned it: a test that failed an assertion while the mock
+/// held a lock must not hide the mock's state from what runs next.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -1,6 +1,7 @@
 //! The operation log: every device operation, in order, with its device and queue.
 
 use crate::MockState;
+use crate::lock;
 use omptarget_plugin::{CopyKind, DevicePtr, EventId, QueueId};
 
 /// One recorded operation.
@@ -100,12 +101,12 @@ pub enum Op {
 
 impl MockState {
     pub fn log(&self) -> Vec<Op> {
-        self.log.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        lock(&self.log).clone()
     }
     pub fn clear_log(&self) {
-        self.log.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        lock(&self.log).clear();
     }
     pub(crate) fn record(&self, op: Op) {
-        self.log.lock().unwrap_or_else(|e| e.into_inner()).push(op);
+        lock(&self.log).push(op);
     }
 }

@@ -1,6 +1,7 @@
 //! The devices' fake memory: host buffers at fake device addresses, so that data really
 //! moves and a stray address is caught.
 
+use crate::lock;
 use omptarget_plugin::{Error, ErrorKind, Result};
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
@@ -13,7 +14,7 @@ pub struct Memory {
 
 impl Memory {
     pub(crate) fn blocks(&self) -> MutexGuard<'_, BTreeMap<usize, Vec<u8>>> {
-        self.blocks.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.blocks)
     }
 
     /// Runs `f` on the `size` bytes at device address `addr`, which must lie in one live
@@ -34,6 +35,13 @@ impl Memory {
             return Err(bad_addr(addr, size));
         }
         Ok(f(&mut block[off..off + size]))
+    }
+
+    /// Copies `size` bytes from device address `src` to `dst` (of the same or another mock
+    /// device: they all keep their memory here).
+    pub(crate) fn copy(&self, dst: usize, src: usize, size: usize) -> Result<()> {
+        let bytes = self.with_bytes(src, size, |s| s.to_vec())?;
+        self.with_bytes(dst, size, |d| d.copy_from_slice(&bytes))
     }
 
     /// Reads a little-endian `i32` at a device address.

@@ -1,11 +1,12 @@
 //! The state all devices of a mock plugin share, which tests keep to script and inspect.
 
 use crate::faults::{CallFaults, OpKind};
+use crate::lock;
 use crate::log::Op;
 use crate::memory::Memory;
 use omptarget_plugin::QueueId;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, AtomicUsize};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// A kernel: gets the device memory and its argument words.
@@ -87,18 +88,18 @@ impl MockState {
             syncs: Mutex::new(HashMap::new()),
         }
     }
+    /// A device address for a new block of `size` bytes, past every block given out before
+    /// (blocks start on 256-byte boundaries).
+    pub(crate) fn fresh_addr(&self, size: usize) -> usize {
+        self.next_addr
+            .fetch_add(size.next_multiple_of(256), Ordering::Relaxed)
+    }
     /// Gives the global called `name` these initial bytes in every image loaded from now on.
     pub fn set_global(&self, name: &str, bytes: &[u8]) {
-        self.global_init
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(name.to_owned(), bytes.to_vec());
+        lock(&self.global_init).insert(name.to_owned(), bytes.to_vec());
     }
     /// Registers the kernel called `name` in every mock image.
     pub fn add_kernel(&self, name: &str, f: impl Fn(&Memory, &[usize]) + Send + Sync + 'static) {
-        self.kernels
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(name.to_owned(), Arc::new(f));
+        lock(&self.kernels).insert(name.to_owned(), Arc::new(f));
     }
 }

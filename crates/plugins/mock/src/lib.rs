@@ -1,8 +1,12 @@
-//! A scriptable device backend for tests. It keeps device memory in host buffers at fake
-//! device addresses (so data really moves and a stray address is caught), records every
-//! operation in order with its queue, runs kernels registered as Rust closures, can order
-//! allocation on queues like a CUDA memory pool, and fails the n-th operation of a kind, or
-//! the k-th faultable call of any kind, on request (fault injection at every position).
+//! A scriptable device backend for tests, a real backend like any other (wgpu's `noop`): the
+//! core's tests and fuzz targets run whole offload programs on it. It depends only on
+//! `omptarget-plugin`.
+//!
+//! It keeps device memory in host buffers at fake device addresses (so data really moves and
+//! a stray address is caught), records every operation in order with its queue, runs kernels
+//! registered as Rust closures, can order allocation on queues like a CUDA memory pool, and
+//! fails the n-th operation of a kind, or the k-th faultable call of any kind, on request
+//! (fault injection at every position).
 
 mod clock;
 mod device;

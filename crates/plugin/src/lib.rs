@@ -1,9 +1,10 @@
-//! The interface every omptarget-rs device backend implements, and the pieces backends share.
+//! The hardware abstraction layer of omptarget-rs: the [`Plugin`] and [`Device`] traits every
+//! backend implements, plus the pieces backends share (the memory manager, the pool policy,
+//! the ELF checks, record/replay's region). It depends on no other crate of ours.
 //!
-//! This crate is the hardware abstraction layer: `core` drives devices only through the
-//! [`Plugin`] and [`Device`] traits, and a backend knows nothing about mapping tables or
-//! OpenMP semantics. Device addresses are plain `usize` values: a backend gives them out and
-//! takes them back, and the core never dereferences them.
+//! `core` drives devices only through the traits, and a backend knows nothing about mapping
+//! tables or OpenMP semantics. Device addresses are plain `usize` values: a backend gives them
+//! out and takes them back, and the core never dereferences them.
 
 pub mod addr_map;
 pub mod elf;

@@ -1,5 +1,6 @@
-//! The x86_64 host device: device images are shared objects loaded with `dlopen`, kernels are
-//! called on the calling thread through libffi, and device memory is host memory.
+//! The x86_64 host device backend: device images are shared objects loaded with `dlopen`,
+//! kernels are called on the calling thread through libffi, and device memory is host memory.
+//! It depends only on `omptarget-plugin` (and libc, libffi).
 //!
 //! Like LLVM's host plugin it reports four devices. Each device loads its own copy of each
 //! image (so a `declare target` global has one copy per device) and work completes before each

@@ -1,0 +1,105 @@
+//! The state all devices of a mock plugin share, which tests keep to script and inspect.
+
+use crate::faults::{CallFaults, OpKind};
+use crate::lock;
+use crate::log::Op;
+use crate::memory::Memory;
+use omptarget_plugin::QueueId;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// A kernel: gets the device memory and its argument words.
+pub type KernelFn = Arc<dyn Fn(&Memory, &[usize]) + Send + Sync>;
+
+/// Shared state of a mock plugin: tests keep an `Arc` to inspect and script it.
+pub struct MockState {
+    pub memory: Memory,
+    pub(crate) log: Mutex<Vec<Op>>,
+    pub(crate) faults: Mutex<HashMap<OpKind, usize>>,
+    pub(crate) counts: Mutex<HashMap<OpKind, usize>>,
+    /// Faultable calls of any kind since `fail_call`, the position to fail (0: none), and the
+    /// kinds of the calls that were failed that way.
+    pub(crate) calls: Mutex<CallFaults>,
+    /// Blocks whose free was refused by an injected fault: still allocated, by design.
+    pub(crate) refused: Mutex<Vec<usize>>,
+    pub(crate) kernels: Mutex<HashMap<String, KernelFn>>,
+    pub(crate) kernel_names: Mutex<Vec<String>>,
+    /// Blocks of each loaded module's globals, freed when it is unloaded.
+    pub(crate) module_globals: Mutex<HashMap<usize, Vec<usize>>>,
+    /// Initial bytes of globals, by symbol name (as an image's data section would hold).
+    pub(crate) global_init: Mutex<HashMap<String, Vec<u8>>>,
+    pub(crate) next_addr: AtomicUsize,
+    pub(crate) next_token: AtomicUsize,
+    /// Allocation and free are ordered on queues (like CUDA memory pools).
+    pub stream_ordered: bool,
+    /// Work may still be running when a call returns (so the core must synchronise).
+    pub asynchronous: bool,
+    /// While set, `query` reports every queue as still busy (models in-flight work).
+    pub busy: std::sync::atomic::AtomicBool,
+    /// Whether the mock devices copy to each other directly (like CUDA peer access); when
+    /// not, copies between devices are staged through host memory by the core.
+    pub peer_access: std::sync::atomic::AtomicBool,
+    /// Whether kernels may use host addresses as they are (`unified_shared_memory`).
+    pub unified_memory: std::sync::atomic::AtomicBool,
+    /// Whether the devices offer a foreign runtime (`#pragma omp interop`): the mock's is
+    /// named `mock`, its device handle is the device index plus 100 and its context 0xC0.
+    pub foreign: std::sync::atomic::AtomicBool,
+    /// Whether its kernels take the launch environment first (as clang 18 and later's do;
+    /// `Device::takes_launch_environment`).
+    pub kernels_take_launch_env: std::sync::atomic::AtomicBool,
+    /// The `KernelArgsTy` version of the last launch, as the backend received it.
+    pub last_launch_version: std::sync::atomic::AtomicU32,
+    /// The mock's device clock (ns): every operation advances it by a fixed cost (see
+    /// [`cost`](crate::cost)), so traced durations are exact and tests can check them.
+    pub clock: AtomicU64,
+    /// Pending timestamps: token → (queue, its synchronisation count when taken, time).
+    pub(crate) stamps: Mutex<HashMap<usize, (QueueId, u64, u64)>>,
+    /// How often each queue was synchronised (or found done).
+    pub(crate) syncs: Mutex<HashMap<QueueId, u64>>,
+}
+
+impl MockState {
+    /// A fresh state: no memory, no log, no faults, the clock at 1 ms.
+    pub(crate) fn new(stream_ordered: bool, asynchronous: bool) -> Self {
+        MockState {
+            memory: Memory::default(),
+            log: Mutex::new(Vec::new()),
+            faults: Mutex::new(HashMap::new()),
+            counts: Mutex::new(HashMap::new()),
+            calls: Mutex::new(CallFaults::default()),
+            refused: Mutex::new(Vec::new()),
+            kernels: Mutex::new(HashMap::new()),
+            kernel_names: Mutex::new(Vec::new()),
+            module_globals: Mutex::new(HashMap::new()),
+            global_init: Mutex::new(HashMap::new()),
+            next_addr: AtomicUsize::new(0x7e00_0000_0000),
+            next_token: AtomicUsize::new(1),
+            stream_ordered,
+            asynchronous,
+            busy: std::sync::atomic::AtomicBool::new(false),
+            peer_access: std::sync::atomic::AtomicBool::new(false),
+            unified_memory: std::sync::atomic::AtomicBool::new(false),
+            foreign: std::sync::atomic::AtomicBool::new(false),
+            kernels_take_launch_env: std::sync::atomic::AtomicBool::new(false),
+            last_launch_version: std::sync::atomic::AtomicU32::new(0),
+            clock: AtomicU64::new(1_000_000),
+            stamps: Mutex::new(HashMap::new()),
+            syncs: Mutex::new(HashMap::new()),
+        }
+    }
+    /// A device address for a new block of `size` bytes, past every block given out before
+    /// (blocks start on 256-byte boundaries).
+    pub(crate) fn fresh_addr(&self, size: usize) -> usize {
+        self.next_addr
+            .fetch_add(size.next_multiple_of(256), Ordering::Relaxed)
+    }
+    /// Gives the global called `name` these initial bytes in every image loaded from now on.
+    pub fn set_global(&self, name: &str, bytes: &[u8]) {
+        lock(&self.global_init).insert(name.to_owned(), bytes.to_vec());
+    }
+    /// Registers the kernel called `name` in every mock image.
+    pub fn add_kernel(&self, name: &str, f: impl Fn(&Memory, &[usize]) + Send + Sync + 'static) {
+        lock(&self.kernels).insert(name.to_owned(), Arc::new(f));
+    }
+}

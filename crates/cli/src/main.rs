@@ -4,10 +4,10 @@
 mod bench;
 mod floor;
 mod probe;
-mod run;
 mod suite;
 
 use clap::{Parser, Subcommand};
+use omptarget_cli::run;
 use omptarget_core::runtime::default_plugins;
 use omptarget_core::{Config, NoHostRuntime, Runtime};
 use std::process::ExitCode;

@@ -1,4 +1,4 @@
-//! `omptarget suite run`: runs, on the GPU machine, what gpu/build.sh built (no compiler
+//! `omptarget-suite run`: runs, on the GPU machine, what gpu/build.sh built (no compiler
 //! there) and reports. gpu/run.sh is a short recipe around it; gpu/README.md says how to read
 //! the result.
 //!
@@ -83,6 +83,10 @@ pub struct Options {
     /// The compute-sanitizer executable (default: found in PATH or /usr/local/cuda*).
     #[arg(long)]
     pub sanitizer: Option<PathBuf>,
+    /// The user's `omptarget` command, for `info` and `run` (default: `omptarget` beside this
+    /// program, where gpu/build.sh puts it).
+    #[arg(long)]
+    pub cli: Option<PathBuf>,
     /// conformance (default), examples, bench, sanitize, perf, tools, all.
     pub modes: Vec<String>,
 }
@@ -99,7 +103,7 @@ pub const LOG_FILES: [&str; 8] = [
     "runs.tar.gz",
 ];
 
-/// One `suite run`: settings, the deadline, where things go, and what was found so far.
+/// One `omptarget-suite run`: settings, the deadline, where things go, and what was found so far.
 pub struct Ctx {
     pub o: Options,
     pub deadline: Deadline,
@@ -111,8 +115,10 @@ pub struct Ctx {
     summary: Mutex<File>,
     pub suites: Vec<Suite>,
     pub sanitizer: Option<PathBuf>,
-    /// This program (for `bench` and `info` in a child process with a time limit).
+    /// This program (for `bench`, `floor` and `probe` in a child process with a time limit).
     pub exe: PathBuf,
+    /// The user's `omptarget` command (`info`, and `run` in the tools mode).
+    pub cli: PathBuf,
     totals: Mutex<Vec<String>>,
     failed: AtomicBool,
     incomplete: AtomicBool,
@@ -157,7 +163,7 @@ impl Ctx {
             .open(self.log(name))
             .and_then(|mut f| f.write_all(text.as_bytes()));
         if let Err(e) = r {
-            eprintln!("omptarget suite: cannot write {name}: {e}");
+            eprintln!("omptarget-suite: cannot write {name}: {e}");
         }
     }
 
@@ -220,7 +226,7 @@ pub fn run(o: Options) -> i32 {
     let ctx = match set_up(o, start) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("omptarget suite: {e}");
+            eprintln!("omptarget-suite: {e}");
             return 2;
         }
     };
@@ -236,7 +242,7 @@ pub fn run(o: Options) -> i32 {
             "tools" => tools::run(&ctx),
             other => {
                 ctx.say(format!(
-                    "omptarget suite: unknown mode {other} (conformance, examples, bench, sanitize, perf, tools, all)"
+                    "omptarget-suite: unknown mode {other} (conformance, examples, bench, sanitize, perf, tools, all)"
                 ));
                 ctx.fail();
             }
@@ -269,6 +275,10 @@ fn set_up(o: Options, start: Instant) -> Result<Ctx, String> {
     }
     let sanitizer = o.sanitizer.clone().or_else(find_sanitizer);
     let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
+    let cli = o
+        .cli
+        .clone()
+        .unwrap_or_else(|| exe.with_file_name("omptarget"));
     Ok(Ctx {
         // From the start: unpacking LLVM's runtime (~10 s) counts against the budget.
         deadline: Deadline::after(start, Duration::from_secs(o.budget_s)),
@@ -281,6 +291,7 @@ fn set_up(o: Options, start: Instant) -> Result<Ctx, String> {
         suites,
         sanitizer,
         exe,
+        cli,
         totals: Mutex::new(Vec::new()),
         failed: AtomicBool::new(false),
         incomplete: AtomicBool::new(false),
@@ -514,7 +525,7 @@ fn machine(ctx: &Ctx, modes: &[String]) {
     lines.push("== omptarget info (ours)".into());
     let args = ["info".to_owned()];
     let r = exec::run(&exec::Job {
-        program: &ctx.exe,
+        program: &ctx.cli,
         args: &args,
         wrapper: &[],
         env: &[],

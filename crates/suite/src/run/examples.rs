@@ -128,7 +128,7 @@ pub fn run(ctx: &Ctx) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::suite::exec::Status;
+    use crate::run::exec::Status;
 
     fn ran(status: Status, stdout: &str) -> Ran {
         let mut r = Ran::not_started("");

@@ -149,7 +149,7 @@ pub fn launch_param_buffer(data: usize, size: &mut usize) -> [*mut std::ffi::c_v
 /// copies it before the call returns. The size given is the kernel's own parameter size where
 /// the driver reports it: clang pads the buffer to its alignment (a kernel of 58 bytes of
 /// parameters gets a 64-byte buffer), and the driver refuses a buffer larger than the kernel's
-/// parameters (see `omptarget probe param-buffer`).
+/// parameters (see `omptarget-suite probe param-buffer`).
 fn launch_language(
     k: &KernelInfo,
     lang: omptarget_plugin::LanguageArgs,
@@ -700,7 +700,7 @@ impl CudaDevice {
             .next_multiple_of(gran);
         // The driver honours a requested address only for large reservations: on an H200
         // (driver 580) a 2 MiB one at any address went to its small-allocation heap while
-        // 64 GiB ones landed where asked (`omptarget probe va`, 2026-12-01). So a placed
+        // 64 GiB ones landed where asked (`omptarget-suite probe va`, 2026-12-01). So a placed
         // reservation grows until the address is granted; only `total` bytes get memory.
         let tries: &[usize] = if at.is_some() {
             &[0, 1 << 30, 8 << 30, 64 << 30]

@@ -24,18 +24,6 @@ pub fn ratio_lines(out: &str) -> Vec<&str> {
         .collect()
 }
 
-fn files(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.is_file())
-        .collect();
-    v.sort();
-    v
-}
-
 /// One command with its output merged (stdout then stderr as they come), capped by the
 /// deadline.
 struct Step<'a> {
@@ -106,7 +94,7 @@ pub fn bench(ctx: &Ctx) {
         scratch: ctx.scratch("bench"),
         n: 0,
     };
-    for bin in files(&suite.dir.join("bench")) {
+    for bin in super::files_in(&suite.dir.join("bench")) {
         let name = bin
             .file_name()
             .unwrap_or_default()

@@ -366,6 +366,19 @@ fn load_suite(dir: &Path, oracle_override: Option<&Path>) -> Result<Suite, Strin
     })
 }
 
+/// The files of a folder, sorted by name (none when it cannot be read).
+pub fn files_in(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_file())
+        .collect();
+    v.sort();
+    v
+}
+
 fn make_executable(dir: &Path) {
     use std::os::unix::fs::PermissionsExt;
     for e in fs::read_dir(dir).into_iter().flatten().flatten() {
@@ -615,7 +628,7 @@ mod tests {
         fs::create_dir_all(d.join(&stem)).unwrap();
         fs::write(d.join(&stem).join("libomptarget.so.19.1"), "").unwrap();
         let tarball = d.join(format!("{stem}.tar.xz"));
-        assert!(
+        let pack = || {
             Command::new("tar")
                 .arg("-C")
                 .arg(&d)
@@ -625,7 +638,8 @@ mod tests {
                 .status()
                 .unwrap()
                 .success()
-        );
+        };
+        assert!(pack());
         let into = std::env::temp_dir().join(format!("omptarget-{stem}"));
         let got = runtime_folder(&tarball, "libomptarget.so.19.1").unwrap();
         assert_eq!(got, fs::canonicalize(into.join(&stem)).unwrap());
@@ -634,14 +648,7 @@ mod tests {
         runtime_folder(&tarball, "libomptarget.so.19.1").unwrap();
         assert!(got.join("marker").exists());
         fs::write(d.join(&stem).join("more"), "x").unwrap();
-        Command::new("tar")
-            .arg("-C")
-            .arg(&d)
-            .arg("-cJf")
-            .arg(&tarball)
-            .arg(&stem)
-            .status()
-            .unwrap();
+        assert!(pack());
         runtime_folder(&tarball, "libomptarget.so.19.1").unwrap();
         assert!(!got.join("marker").exists() && got.join("more").exists());
         // A folder is used as it is; one without the library is refused.

@@ -499,10 +499,7 @@ mod tests {
     use crate::run::exec::Status;
 
     fn ran(status: Status, stdout: &str) -> Ran {
-        let mut r = Ran::not_started("");
-        r.status = status;
-        r.stdout = stdout.into();
-        r
+        Ran::ended(status, stdout)
     }
 
     #[test]

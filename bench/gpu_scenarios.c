@@ -1,5 +1,5 @@
 // The GPU performance scenarios: per-region time of typical target constructs, for
-// `omptarget bench` (prints `scenario=NAME median_us=X`, the median over reps of the mean
+// `omptarget-suite bench` (prints `scenario=NAME median_us=X`, the median over reps of the mean
 // per-region time). Builds for any offload target; sizes are meant for an H200.
 // usage: gpu_scenarios [all|NAME] [reps=5] [scale=1]   (scale divides the iteration counts)
 #include <omp.h>

@@ -1,6 +1,6 @@
 // nowait overlap: N independent target regions, each a ~1 ms kernel on its own data, run one by
 // one (each region waits for the previous) and as `target nowait` tasks joined by `taskwait`.
-// Prints per-region medians over reps, in the format omptarget bench reads, and the speed-up.
+// Prints per-region medians over reps, in the format omptarget-suite bench reads, and the speed-up.
 // usage: nowait_overlap [regions=16] [reps=5] [spin=400000]
 #include <omp.h>
 #include <stdio.h>

@@ -2,7 +2,8 @@
 # Builds, on this machine, everything gpu/run.sh needs on the GPU machine (which has no
 # compilers): the conformance programs of tests/c for sm_90 with CUDA 12 cubins (ELF ABI v7,
 # gpu/out/v7) and CUDA 13 cubins (ABI v8, gpu/out/v8), the examples and benchmarks, a manifest
-# of each program's directives, LLVM 19's runtime as a bundle, and our runtime.
+# of each program's directives, LLVM 19's runtime as a bundle, our runtime, the `omptarget`
+# CLI and the `omptarget-suite` harness.
 #
 # usage: gpu/build.sh [--target sm_90|host] [--no-cargo]
 #   --target host  build for the x86_64 host device instead, into gpu/out-host (to dry-run
@@ -74,10 +75,10 @@ if [[ $target != host ]]; then
 fi
 # ---------------------------------------------------------------- our runtime
 if ((cargo_build)); then
-  echo "== cargo build --release -p omptarget-abi -p omptarget-cli"
-  cargo build --release -p omptarget-abi -p omptarget-cli
+  echo "== cargo build --release -p omptarget-abi -p omptarget-cli -p omptarget-suite"
+  cargo build --release -p omptarget-abi -p omptarget-cli -p omptarget-suite
 fi
-for f in target/release/libomptarget.so target/release/omptarget; do
+for f in target/release/libomptarget.so target/release/omptarget target/release/omptarget-suite; do
   [[ -f $f ]] || { echo "build.sh: $f is missing (run without --no-cargo)" >&2; exit 1; }
 done
 
@@ -89,9 +90,11 @@ for a in "${abis[@]}"; do mkdir -p "$out/$a"; done
 
 cp target/release/libomptarget.so "$out/ours/libomptarget.so.19.1"
 ln -sf libomptarget.so.19.1 "$out/ours/libomptarget.so.22.1"
-cp target/release/omptarget "$out/bin/omptarget"
+# The user's CLI and the harness that runs everything (gpu/run.sh calls omptarget-suite, which
+# calls the omptarget beside it for `info` and `run`).
+cp target/release/omptarget target/release/omptarget-suite "$out/bin/"
 strip --strip-unneeded "$out/ours/libomptarget.so.19.1"
-strip "$out/bin/omptarget"
+strip "$out/bin/omptarget" "$out/bin/omptarget-suite"
 # The programs need libomp.so.5 and our library needs libffi.so.8: a bare GPU machine may lack
 # both, so they travel beside ours (the LLVM bundle carries its own copies).
 cp -L /usr/lib/llvm-19/lib/libomp.so.5 "$out/ours/"

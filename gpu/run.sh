@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Runs, on the GPU machine, what gpu/build.sh built (carried as gpu/out): no compiler needed.
-# The work (runs, time limits, comparisons, tables) is `omptarget suite run`
-# (crates/cli/src/suite); this maps the environment onto its options. gpu/README.md says how
+# The work (runs, time limits, comparisons, tables) is `omptarget-suite run`
+# (crates/suite/src/run); this maps the environment onto its options. gpu/README.md says how
 # to read the result.
 #
 # usage: gpu/run.sh [MODE...]
 #   conformance  (default) each tests/c program's ABI v7 binary under LLVM 19 and ours, then
 #                its ABI v8 binary under ours against the v7 run
 #   examples     examples/ under ours and LLVM with OMP_TARGET_OFFLOAD=MANDATORY
-#   bench        `omptarget bench` for each scenario benchmark of bench/, LLVM vs ours
+#   bench        `omptarget-suite bench` for each scenario benchmark of bench/, LLVM vs ours
 #   sanitize     compute-sanitizer's tools on each v7 binary under ours and LLVM 19
 #   perf         the GPU performance table (gpu_scenarios, floors, profiles, ncu)
 #   tools        the tool interfaces: interop_stream (ours must print "all ok", LLVM 19
@@ -25,9 +25,11 @@ cd "$(dirname "$(readlink -f "$0")")/.." || exit 2
 source gpu/unpack.sh
 unpack_out || exit 2
 G=${GPU_OUT:-gpu/out}
-cli=$G/bin/omptarget
-[[ -f $cli ]] || { echo "run.sh: $cli is missing: run gpu/build.sh first (and carry gpu/out)"; exit 2; }
-chmod u+x "$cli"  # in case a transfer dropped the execute bits
+suite=$G/bin/omptarget-suite
+for b in "$suite" "$G/bin/omptarget"; do
+  [[ -f $b ]] || { echo "run.sh: $b is missing: run gpu/build.sh first (and carry gpu/out)"; exit 2; }
+  chmod u+x "$b"  # in case a transfer dropped the execute bits
+done
 opts=(--out "$G" --logs "${OUT:-/tmp/gpu-run}")
 opt() { [[ -n ${!1:-} ]] && opts+=("$2" "${!1}"); return 0; }
 opt LLVM19_DIR --llvm; opt EXTRA_LIB --extra-lib; opt TIMEOUT_S --timeout-s; opt JOBS --jobs
@@ -35,4 +37,4 @@ opt BUDGET_S --budget-s; opt FILTER --filter; opt BENCH_ARGS --bench-args; opt B
 opt BENCH_TIMEOUT_S --bench-timeout-s; opt PERF_RUNS --perf-runs; opt SAN_TOOLS --san-tools
 opt SAN_JOBS --san-jobs; opt SAN_TIMEOUT_S --san-timeout-s; opt SANITIZER --sanitizer
 for s in ${SUITES:-}; do opts+=(--suite "$s"); done
-exec "$cli" suite run "${opts[@]}" -- "$@"
+exec "$suite" run "${opts[@]}" -- "$@"

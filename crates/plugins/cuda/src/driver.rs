@@ -137,7 +137,7 @@ pub fn mapped_for_device(ptr: usize) -> bool {
 /// (`libsanitizer-collection.so` and friends) is loaded once the driver initialised. The
 /// sanitizer does not see what `cuMemcpyBatchAsync` writes (measured on an H200, driver 580:
 /// a kernel reading memory filled by a batch is reported by initcheck as reading
-/// uninitialised memory, the same copies made one by one are not; `omptarget probe
+/// uninitialised memory, the same copies made one by one are not; `omptarget-suite probe
 /// batch-copy`), so batching is left off while it watches (docs/GPU.md).
 pub fn compute_sanitizer_attached() -> bool {
     unsafe extern "C" fn visit(

@@ -52,7 +52,7 @@ pub fn launch_param_buffer(data: usize, size: &mut usize) -> [*mut std::ffi::c_v
 /// copies it before the call returns. The size given is the kernel's own parameter size where
 /// the driver reports it: clang pads the buffer to its alignment (a kernel of 58 bytes of
 /// parameters gets a 64-byte buffer), and the driver refuses a buffer larger than the kernel's
-/// parameters (see `omptarget probe param-buffer`).
+/// parameters (see `omptarget-suite probe param-buffer`).
 fn launch_language(
     k: &KernelInfo,
     lang: omptarget_plugin::LanguageArgs,

@@ -135,7 +135,7 @@ impl CudaDevice {
             .next_multiple_of(gran);
         // The driver honours a requested address only for large reservations: on an H200
         // (driver 580) a 2 MiB one at any address went to its small-allocation heap while
-        // 64 GiB ones landed where asked (`omptarget probe va`, 2026-12-01). So a placed
+        // 64 GiB ones landed where asked (`omptarget-suite probe va`, 2026-12-01). So a placed
         // reservation grows until the address is granted; only `total` bytes get memory.
         let tries: &[usize] = if at.is_some() {
             &[0, 1 << 30, 8 << 30, 64 << 30]

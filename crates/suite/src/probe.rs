@@ -1,5 +1,5 @@
 //! Experiments on the raw CUDA driver API that settle questions about the hardware and tools,
-//! without any OpenMP runtime in between (`omptarget probe NAME`):
+//! without any OpenMP runtime in between (`omptarget-suite probe NAME`):
 //!
 //! - `batch-copy [--plain]`: 16 small host-to-device copies into fresh stream-ordered
 //!   allocations, in one `cuMemcpyBatchAsync` (or one `cuMemcpyHtoDAsync` each with

@@ -1,4 +1,4 @@
-//! `omptarget suite run` end to end on a made-up build folder: shell scripts stand in for the
+//! `omptarget-suite run` end to end on a made-up build folder: shell scripts stand in for the
 //! programs (they write the loader-trace line the real loader would), two empty folders for
 //! the runtimes, and a script for compute-sanitizer. Checks the verdicts, tables, totals,
 //! logs and exit status a GPU run would give for the same outcomes.
@@ -107,11 +107,11 @@ impl Fixture {
         Fixture { dir }
     }
 
-    /// Runs `omptarget suite run` with the fixture's folders; (exit code, stdout).
+    /// Runs `omptarget-suite run` with the fixture's folders; (exit code, stdout).
     fn run(&self, extra: &[&str], env: &[(&str, &str)]) -> (i32, String) {
         let d = &self.dir;
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_omptarget"));
-        cmd.args(["suite", "run", "--out"])
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_omptarget-suite"));
+        cmd.args(["run", "--out"])
             .arg(d)
             .arg("--llvm")
             .arg(d.join("llvm"))

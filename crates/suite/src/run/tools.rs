@@ -223,7 +223,7 @@ fn profile(ctx: &Ctx) {
     ];
     let r = run_in(
         ctx,
-        &ctx.exe,
+        &ctx.cli,
         &args,
         &[],
         ctx.o.extra_lib.clone(),
@@ -496,13 +496,10 @@ fn self_checking(ctx: &Ctx, label: &str, name: &str, what: &str, expect: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::suite::exec::Status;
+    use crate::run::exec::Status;
 
     fn ran(status: Status, stdout: &str) -> Ran {
-        let mut r = Ran::not_started("");
-        r.status = status;
-        r.stdout = stdout.into();
-        r
+        Ran::ended(status, stdout)
     }
 
     #[test]

@@ -51,7 +51,7 @@ fn ptx() -> String {
     }
     // `copyk(table)`: block b copies table[b] = {src, dst, words} (u64 each), one 8-byte word
     // per thread and step, through generic addresses (device memory or mapped pinned host
-    // memory alike): the scatter/gather kernel of `omptarget probe small-copies`.
+    // memory alike): the scatter/gather kernel of `omptarget-suite probe small-copies`.
     s.push_str(
         "\n.visible .entry copyk(.param .u64 table)\n{\n\
          \x20 .reg .pred p;\n  .reg .b64 c<10>;\n  .reg .b32 u<3>;\n\

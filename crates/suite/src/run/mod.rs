@@ -1,4 +1,4 @@
-//! `omptarget suite run`: runs, on the GPU machine, what gpu/build.sh built (no compiler
+//! `omptarget-suite run`: runs, on the GPU machine, what gpu/build.sh built (no compiler
 //! there) and reports. gpu/run.sh is a short recipe around it; gpu/README.md says how to read
 //! the result.
 //!
@@ -83,6 +83,10 @@ pub struct Options {
     /// The compute-sanitizer executable (default: found in PATH or /usr/local/cuda*).
     #[arg(long)]
     pub sanitizer: Option<PathBuf>,
+    /// The user's `omptarget` command, for `info` and `run` (default: `omptarget` beside this
+    /// program, where gpu/build.sh puts it).
+    #[arg(long)]
+    pub cli: Option<PathBuf>,
     /// conformance (default), examples, bench, sanitize, perf, tools, all.
     pub modes: Vec<String>,
 }
@@ -99,7 +103,7 @@ pub const LOG_FILES: [&str; 8] = [
     "runs.tar.gz",
 ];
 
-/// One `suite run`: settings, the deadline, where things go, and what was found so far.
+/// One `omptarget-suite run`: settings, the deadline, where things go, and what was found so far.
 pub struct Ctx {
     pub o: Options,
     pub deadline: Deadline,
@@ -111,8 +115,10 @@ pub struct Ctx {
     summary: Mutex<File>,
     pub suites: Vec<Suite>,
     pub sanitizer: Option<PathBuf>,
-    /// This program (for `bench` and `info` in a child process with a time limit).
+    /// This program (for `bench`, `floor` and `probe` in a child process with a time limit).
     pub exe: PathBuf,
+    /// The user's `omptarget` command (`info`, and `run` in the tools mode).
+    pub cli: PathBuf,
     totals: Mutex<Vec<String>>,
     failed: AtomicBool,
     incomplete: AtomicBool,
@@ -157,7 +163,7 @@ impl Ctx {
             .open(self.log(name))
             .and_then(|mut f| f.write_all(text.as_bytes()));
         if let Err(e) = r {
-            eprintln!("omptarget suite: cannot write {name}: {e}");
+            eprintln!("omptarget-suite: cannot write {name}: {e}");
         }
     }
 
@@ -220,7 +226,7 @@ pub fn run(o: Options) -> i32 {
     let ctx = match set_up(o, start) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("omptarget suite: {e}");
+            eprintln!("omptarget-suite: {e}");
             return 2;
         }
     };
@@ -236,7 +242,7 @@ pub fn run(o: Options) -> i32 {
             "tools" => tools::run(&ctx),
             other => {
                 ctx.say(format!(
-                    "omptarget suite: unknown mode {other} (conformance, examples, bench, sanitize, perf, tools, all)"
+                    "omptarget-suite: unknown mode {other} (conformance, examples, bench, sanitize, perf, tools, all)"
                 ));
                 ctx.fail();
             }
@@ -269,6 +275,10 @@ fn set_up(o: Options, start: Instant) -> Result<Ctx, String> {
     }
     let sanitizer = o.sanitizer.clone().or_else(find_sanitizer);
     let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
+    let cli = o
+        .cli
+        .clone()
+        .unwrap_or_else(|| exe.with_file_name("omptarget"));
     Ok(Ctx {
         // From the start: unpacking LLVM's runtime (~10 s) counts against the budget.
         deadline: Deadline::after(start, Duration::from_secs(o.budget_s)),
@@ -281,6 +291,7 @@ fn set_up(o: Options, start: Instant) -> Result<Ctx, String> {
         suites,
         sanitizer,
         exe,
+        cli,
         totals: Mutex::new(Vec::new()),
         failed: AtomicBool::new(false),
         incomplete: AtomicBool::new(false),
@@ -353,6 +364,19 @@ fn load_suite(dir: &Path, oracle_override: Option<&Path>) -> Result<Suite, Strin
             dir: oracle_dir,
         },
     })
+}
+
+/// The files of a folder, sorted by name (none when it cannot be read).
+pub fn files_in(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_file())
+        .collect();
+    v.sort();
+    v
 }
 
 fn make_executable(dir: &Path) {
@@ -514,7 +538,7 @@ fn machine(ctx: &Ctx, modes: &[String]) {
     lines.push("== omptarget info (ours)".into());
     let args = ["info".to_owned()];
     let r = exec::run(&exec::Job {
-        program: &ctx.exe,
+        program: &ctx.cli,
         args: &args,
         wrapper: &[],
         env: &[],
@@ -604,7 +628,7 @@ mod tests {
         fs::create_dir_all(d.join(&stem)).unwrap();
         fs::write(d.join(&stem).join("libomptarget.so.19.1"), "").unwrap();
         let tarball = d.join(format!("{stem}.tar.xz"));
-        assert!(
+        let pack = || {
             Command::new("tar")
                 .arg("-C")
                 .arg(&d)
@@ -614,7 +638,8 @@ mod tests {
                 .status()
                 .unwrap()
                 .success()
-        );
+        };
+        assert!(pack());
         let into = std::env::temp_dir().join(format!("omptarget-{stem}"));
         let got = runtime_folder(&tarball, "libomptarget.so.19.1").unwrap();
         assert_eq!(got, fs::canonicalize(into.join(&stem)).unwrap());
@@ -623,14 +648,7 @@ mod tests {
         runtime_folder(&tarball, "libomptarget.so.19.1").unwrap();
         assert!(got.join("marker").exists());
         fs::write(d.join(&stem).join("more"), "x").unwrap();
-        Command::new("tar")
-            .arg("-C")
-            .arg(&d)
-            .arg("-cJf")
-            .arg(&tarball)
-            .arg(&stem)
-            .status()
-            .unwrap();
+        assert!(pack());
         runtime_folder(&tarball, "libomptarget.so.19.1").unwrap();
         assert!(!got.join("marker").exists() && got.join("more").exists());
         // A folder is used as it is; one without the library is refused.

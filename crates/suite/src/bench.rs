@@ -195,11 +195,11 @@ fn ours_kernel_us(o: &Options, scenario: &str) -> Result<Option<f64>, String> {
             out.status
         ));
     }
-    Ok(kernel_mean_us(&crate::run::parse_summary(&text)))
+    Ok(kernel_mean_us(&omptarget_cli::summary::parse(&text)))
 }
 
 /// Mean µs of the summary's kernel rows (device section), all kernels together.
-fn kernel_mean_us(rows: &[crate::run::Row]) -> Option<f64> {
+fn kernel_mean_us(rows: &[omptarget_cli::summary::Row]) -> Option<f64> {
     let (total, count) = rows
         .iter()
         .filter(|r| r.section == "device" && r.name.starts_with("kernel"))
@@ -269,7 +269,7 @@ mod tests {
 
     #[test]
     fn kernel_means_come_from_the_device_rows() {
-        let rows = crate::run::parse_summary(
+        let rows = omptarget_cli::summary::parse(
             "construct\ttarget\tp.c:3\t10\t99000\t1\t1\t0\t0\t0\t0\n\
              device\tkernel __omp_offloading_a\tdevice 0\t4\t8000\t1\t1\t0\t0\t0\t0\n\
              device\tkernel __omp_offloading_b\tdevice 0\t1\t7000\t1\t1\t0\t0\t0\t0\n\

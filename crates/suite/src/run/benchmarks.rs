@@ -1,4 +1,4 @@
-//! The bench mode (`omptarget bench` on each scenario benchmark of bench/) and the perf mode
+//! The bench mode (`omptarget-suite bench` on each scenario benchmark of bench/) and the perf mode
 //! (the GPU performance table of docs/PERFORMANCE.md: gpu_scenarios under both runtimes with
 //! the driver floors, then ours under other settings, driver-call profiles, kernel geometry
 //! and, with ncu, kernel durations). Both write bench.log.
@@ -11,29 +11,17 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 /// Whether a bench/ program is a scenario benchmark (prints `scenario=NAME median_us=X`),
-/// the only kind `omptarget bench` can compare. Others (gpu_share: processes sharing a GPU)
+/// the only kind `omptarget-suite bench` can compare. Others (gpu_share: processes sharing a GPU)
 /// take other arguments and are run by hand.
 fn is_scenario_benchmark(bin: &Path) -> bool {
     fs::read(bin).is_ok_and(|b| b.windows(9).any(|w| w == b"scenario="))
 }
 
-/// The lines of `omptarget bench`'s table that carry a ratio (they end with `x`).
+/// The lines of `omptarget-suite bench`'s table that carry a ratio (they end with `x`).
 pub fn ratio_lines(out: &str) -> Vec<&str> {
     out.lines()
         .filter(|l| l.trim_end().ends_with('x'))
         .collect()
-}
-
-fn files(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.is_file())
-        .collect();
-    v.sort();
-    v
 }
 
 /// One command with its output merged (stdout then stderr as they come), capped by the
@@ -97,7 +85,7 @@ pub fn bench(ctx: &Ctx) {
     let suite = ctx.main_suite();
     let args: Vec<&str> = ctx.o.bench_args.split_whitespace().collect();
     ctx.say(format!(
-        "== bench: omptarget bench --runs {} -- {}",
+        "== bench: omptarget-suite bench --runs {} -- {}",
         ctx.o.bench_runs,
         args.join(" ")
     ));
@@ -106,7 +94,7 @@ pub fn bench(ctx: &Ctx) {
         scratch: ctx.scratch("bench"),
         n: 0,
     };
-    for bin in files(&suite.dir.join("bench")) {
+    for bin in super::files_in(&suite.dir.join("bench")) {
         let name = bin
             .file_name()
             .unwrap_or_default()
@@ -187,7 +175,7 @@ pub fn perf(ctx: &Ctx) {
     }
 
     show(
-        "-- 16 x 1 KiB: the device work five ways through the driver (omptarget probe small-copies)",
+        "-- 16 x 1 KiB: the device work five ways through the driver (omptarget-suite probe small-copies)",
     );
     let r = step.run(&ctx.exe, &["probe", "small-copies"], None, &[], 120);
     show(r.stdout.trim_end());

@@ -108,6 +108,16 @@ pub struct Ran {
 }
 
 impl Ran {
+    /// A run that ended with `status` and printed `stdout` (for tests of verdicts).
+    #[cfg(test)]
+    pub fn ended(status: Status, stdout: &str) -> Ran {
+        Ran {
+            status,
+            stdout: stdout.into(),
+            ..Ran::not_started("")
+        }
+    }
+
     /// A run that did not happen (for reporting).
     pub fn not_started(why: &str) -> Ran {
         Ran {

@@ -5,8 +5,6 @@
 use super::Ctx;
 use super::exec::{self, Job, Ran};
 use super::manifest::Runtime;
-use std::fs;
-use std::path::PathBuf;
 
 /// The verdict of one example: `ok`, or `FAIL(...)` (with the oracle's exit status when that
 /// failed too).
@@ -39,18 +37,6 @@ pub fn verdict(ours: &Ran, ours_ok_lib: bool, oracle: &Ran, oracle_ok_lib: bool)
     v
 }
 
-fn programs(dir: &std::path::Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.is_file())
-        .collect();
-    v.sort();
-    v
-}
-
 pub fn run(ctx: &Ctx) {
     let suite = ctx.main_suite();
     ctx.say(format!(
@@ -59,7 +45,7 @@ pub fn run(ctx: &Ctx) {
     ));
     let scratch = ctx.scratch("ex");
     let env = [("OMP_TARGET_OFFLOAD".to_owned(), "MANDATORY".to_owned())];
-    for bin in programs(&suite.dir.join("examples")) {
+    for bin in super::files_in(&suite.dir.join("examples")) {
         let name = bin
             .file_name()
             .unwrap_or_default()
@@ -128,12 +114,10 @@ pub fn run(ctx: &Ctx) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::suite::exec::Status;
+    use crate::run::exec::Status;
 
     fn ran(status: Status, stdout: &str) -> Ran {
-        let mut r = Ran::not_started("");
-        r.status = status;
-        r.stdout = stdout.into();
+        let mut r = Ran::ended(status, stdout);
         r.loaded = "/x/libomptarget.so.19.1".into();
         r
     }

@@ -1,48 +1,10 @@
-//! The sanitize mode: every program's first-ABI binary under compute-sanitizer's tools
-//! (memcheck, initcheck, synccheck, racecheck by default), once under ours and once under the
-//! suite's oracle, and a table of the two side by side (issue #16: users run the sanitizer on
-//! their programs; under ours they must not get reports LLVM's runtime does not give).
-//!
-//! The work is one queue, tool after tool, each program's two runs next to each other, so
-//! that a budget that runs out leaves whole tools done and both sides of every compared row.
+//! What compute-sanitizer said about one run (`Finding`, `Outcome`, from its output), the
+//! verdict of a program's row (ours against the oracle) and the counts per tool and runtime.
 
-use super::exec::{self, Job, Ran, Status};
-use super::manifest::{Program, Runtime, Suite};
-use super::text::cut;
-use super::{Ctx, jobs};
+use crate::run::exec::{self, Ran, Status};
+use crate::run::manifest::Runtime;
+use crate::run::text::cut;
 use std::fmt;
-use std::path::PathBuf;
-
-pub const TOOLS: [&str; 4] = ["memcheck", "initcheck", "synccheck", "racecheck"];
-
-/// The tools a `--san-tools` list names, in its order, each once.
-pub fn parse_tools(spec: &str) -> Result<Vec<&'static str>, String> {
-    let mut out = Vec::new();
-    for t in spec.split(',').map(str::trim).filter(|t| !t.is_empty()) {
-        let tool = TOOLS
-            .iter()
-            .find(|k| **k == t)
-            .ok_or_else(|| format!("unknown sanitizer tool {t} (one of {})", TOOLS.join(", ")))?;
-        if !out.contains(tool) {
-            out.push(*tool);
-        }
-    }
-    if out.is_empty() {
-        return Err("no sanitizer tool named".into());
-    }
-    Ok(out)
-}
-
-/// Sanitizer runs at once: `--san-jobs`, else one per core, at most 16. Sanitizer runs are
-/// mostly host work (instrumenting each module as it loads, checking on the way) and nothing
-/// in them depends on timing, so they can use every core; the H200 has room for 16 small
-/// processes' contexts and shadow memory many times over.
-pub fn jobs(ctx: &Ctx) -> usize {
-    ctx.o
-        .san_jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(4, |n| n.get().min(16)))
-        .max(1)
-}
 
 /// What the sanitizer said about one run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -87,7 +49,7 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    fn skipped(why: &str) -> Outcome {
+    pub fn skipped(why: &str) -> Outcome {
         Outcome {
             finding: Finding::Skipped(why.into()),
             status: Status::NotStarted(why.into()),
@@ -99,7 +61,7 @@ impl Outcome {
         }
     }
 
-    fn of(r: &Ran, rt: &Runtime) -> Outcome {
+    pub fn of(r: &Ran, rt: &Runtime) -> Outcome {
         let output = format!("{}{}", r.stdout, r.stderr);
         let (finding, first_errors) = parse(&output, &r.status);
         Outcome {
@@ -114,7 +76,7 @@ impl Outcome {
     }
 
     /// `clean (exit 0)`, `3 errors (exit 1)`.
-    fn describe(&self) -> String {
+    pub fn describe(&self) -> String {
         match &self.finding {
             Finding::Skipped(_) | Finding::Timeout => self.finding.to_string(),
             f => format!("{f} ({})", self.status),
@@ -240,7 +202,7 @@ impl fmt::Display for RowVerdict {
 }
 
 impl RowVerdict {
-    fn is_fail(&self) -> bool {
+    pub fn is_fail(&self) -> bool {
         matches!(self, RowVerdict::Fail(_))
     }
 }
@@ -317,394 +279,6 @@ impl Counts {
             Finding::NoSummary | Finding::Timeout => self.none += 1,
             Finding::Skipped(_) => self.skipped += 1,
         }
-    }
-}
-
-struct Item<'s> {
-    tool: &'static str,
-    suite: &'s Suite,
-    program: &'s Program,
-    ours: bool,
-}
-
-fn suite_key(s: &Suite) -> &str {
-    if s.label.is_empty() { "main" } else { &s.label }
-}
-
-fn run_item(ctx: &Ctx, sanitizer: &str, item: &Item) -> Outcome {
-    if ctx.deadline.passed() {
-        return Outcome::skipped("time");
-    }
-    let suite = item.suite;
-    let bin = suite.dir.join(&suite.abis[0]).join(&item.program.name);
-    if !bin.is_file() {
-        return Outcome::skipped("no binary");
-    }
-    let rt = if item.ours {
-        &suite.ours
-    } else {
-        &suite.oracle
-    };
-    let wrapper: Vec<String> = [
-        sanitizer,
-        "--tool",
-        item.tool,
-        "--print-limit",
-        "20",
-        "--target-processes",
-        "all",
-    ]
-    .map(String::from)
-    .to_vec();
-    let dir: PathBuf = ctx.scratch(&format!("san/{}/{}", item.tool, suite_key(suite)));
-    let r = exec::run(&Job {
-        program: &bin,
-        args: &item.program.args,
-        wrapper: &wrapper,
-        env: &item.program.env,
-        lib_path: ctx.lib_path(rt),
-        cwd: &ctx.cwd,
-        limit: ctx.limit(ctx.o.san_timeout_s),
-        files: dir.join(format!(
-            "{}.{}",
-            item.program.name,
-            if item.ours { "ours" } else { "llvm" }
-        )),
-        soname: Some(&suite.soname),
-        merge_stderr: false,
-    });
-    Outcome::of(&r, rt)
-}
-
-/// At most `n` lines of a run's output for sanitize.log.
-fn capped(text: &str, n: usize) -> String {
-    let lines: Vec<&str> = text.lines().collect();
-    let mut s: String = lines.iter().take(n).map(|l| format!("  | {l}\n")).collect();
-    if lines.len() > n {
-        s.push_str(&format!(
-            "  | ... ({} more lines in runs.tar.gz)\n",
-            lines.len() - n
-        ));
-    }
-    s
-}
-
-pub fn run(ctx: &Ctx) {
-    let Some(sanitizer) = ctx.sanitizer.as_ref().map(|p| p.display().to_string()) else {
-        ctx.say("== sanitize: compute-sanitizer not found: skipped");
-        ctx.total("sanitize: compute-sanitizer not found, skipped");
-        return;
-    };
-    let tools = match parse_tools(&ctx.o.san_tools) {
-        Ok(t) => t,
-        Err(e) => {
-            ctx.say(format!("== sanitize: {e}"));
-            ctx.fail();
-            return;
-        }
-    };
-    let njobs = jobs(ctx);
-    ctx.say(format!(
-        "== sanitize: {} on the {} binaries under ours and {} with {sanitizer} (timeout {}s, {njobs} at once)",
-        tools.join(", "),
-        ctx.main_suite().abis[0],
-        ctx.suites
-            .iter()
-            .map(|s| s.oracle.label.as_str())
-            .collect::<Vec<_>>()
-            .join(", "),
-        ctx.o.san_timeout_s
-    ));
-    let mut items = Vec::new();
-    for &tool in &tools {
-        for suite in &ctx.suites {
-            for p in ctx.selected(suite) {
-                for ours in [true, false] {
-                    items.push(Item {
-                        tool,
-                        suite,
-                        program: p,
-                        ours,
-                    });
-                }
-            }
-        }
-    }
-    if items.is_empty() {
-        ctx.say("sanitize: no programs selected");
-        return;
-    }
-    let started = std::time::Instant::now();
-    // Probe once: on gVisor machines compute-sanitizer refuses the device. Its run is the
-    // first tool's run of reg_trivial (else of the first program) under ours.
-    let probe_at = items
-        .iter()
-        .position(|i| i.program.name == "reg_trivial")
-        .unwrap_or(0);
-    let probe = run_item(ctx, &sanitizer, &items[probe_at]);
-    if unusable(&probe.output) {
-        ctx.say(format!(
-            "compute-sanitizer cannot check this machine's GPU (gVisor runtime? kernel {}):",
-            std::fs::read_to_string("/proc/sys/kernel/osrelease")
-                .unwrap_or_default()
-                .trim()
-        ));
-        for l in probe
-            .output
-            .lines()
-            .filter(|l| {
-                let l = l.to_lowercase();
-                l.contains("not supported") || l.contains("error") || l.contains("unable")
-            })
-            .take(3)
-        {
-            ctx.say(format!("   {}", cut(l, 200)));
-        }
-        ctx.total("sanitize: compute-sanitizer unusable here, skipped");
-        return;
-    }
-    let indexed: Vec<usize> = (0..items.len()).collect();
-    let outcomes = jobs::map_parallel(&indexed, njobs, |&i| {
-        if i == probe_at {
-            probe.clone()
-        } else {
-            run_item(ctx, &sanitizer, &items[i])
-        }
-    });
-    report(ctx, &items, &outcomes, started);
-}
-
-/// Per (tool, suite): the counts under both runtimes and the rows' verdicts.
-struct Group<'s> {
-    tool: &'static str,
-    suite: &'s Suite,
-    ours: Counts,
-    oracle: Counts,
-    rows: Vec<(&'s Program, RowVerdict, usize)>,
-}
-
-fn report(ctx: &Ctx, items: &[Item], outcomes: &[Outcome], started: std::time::Instant) {
-    let passed = ctx.deadline.passed();
-    let mut groups: Vec<Group> = Vec::new();
-    let mut tsv = String::from("# sanitize\n# tool\tname\tverdict\tours\tllvm\n");
-    let mut log = String::new();
-    for k in (0..items.len()).step_by(2) {
-        let it = &items[k];
-        let (ours, oracle) = (&outcomes[k], &outcomes[k + 1]);
-        let v = row_verdict(
-            ours,
-            oracle,
-            passed,
-            it.program.divergence || it.program.uncompared,
-        );
-        let name = if it.suite.label.is_empty() {
-            it.program.name.clone()
-        } else {
-            format!("{}/{}", it.suite.label, it.program.name)
-        };
-        tsv.push_str(&format!(
-            "{}\t{name}\t{v}\t{}\t{}\n",
-            it.tool,
-            ours.describe(),
-            oracle.describe()
-        ));
-        log.push_str(&format!(
-            "=================== {} {name}: {v}  (ours {}; llvm {})\n",
-            it.tool,
-            ours.describe(),
-            oracle.describe()
-        ));
-        if !matches!(v, RowVerdict::Ok | RowVerdict::Skip(_)) {
-            for (label, o) in [("ours", ours), ("llvm", oracle)] {
-                log.push_str(&format!("--- {label} (loaded: {}):\n", o.loaded));
-                log.push_str(&capped(&o.output, 150));
-            }
-        }
-        let at = match groups
-            .iter()
-            .position(|g| g.tool == it.tool && std::ptr::eq(g.suite, it.suite))
-        {
-            Some(i) => i,
-            None => {
-                groups.push(Group {
-                    tool: it.tool,
-                    suite: it.suite,
-                    ours: Counts::default(),
-                    oracle: Counts::default(),
-                    rows: Vec::new(),
-                });
-                groups.len() - 1
-            }
-        };
-        let g = &mut groups[at];
-        g.ours.add(&ours.finding);
-        g.oracle.add(&oracle.finding);
-        g.rows.push((it.program, v, k));
-    }
-    ctx.append("results.tsv", &tsv);
-    ctx.append("sanitize.log", &log);
-
-    let several = ctx.suites.len() > 1;
-    let group_name = |g: &Group| {
-        if g.suite.label.is_empty() {
-            g.tool.to_owned()
-        } else {
-            format!("{}/{}", g.tool, g.suite.label)
-        }
-    };
-    // Rows not ok first (short), then the table and the totals: the tail is what comes back.
-    let mut budget: usize = 3500;
-    for g in &groups {
-        for (p, v, k) in &g.rows {
-            if !matches!(v, RowVerdict::Fail(_) | RowVerdict::OursBetter(_)) {
-                continue;
-            }
-            let mut chunk = vec![format!("-- {} {}: {v}", group_name(g), p.name)];
-            for (label, o) in [("ours", &outcomes[*k]), ("llvm", &outcomes[*k + 1])] {
-                chunk.extend(o.first_errors.iter().map(|l| format!("      {label}| {l}")));
-            }
-            let chunk = chunk.join("\n");
-            if chunk.len() < budget {
-                budget -= chunk.len();
-                ctx.say(chunk);
-            } else {
-                ctx.say(format!(
-                    "-- {} {}: {v} (details in sanitize.log)",
-                    group_name(g),
-                    p.name
-                ));
-            }
-        }
-    }
-    let mut disabled: Vec<(String, Vec<&str>)> = Vec::new();
-    for g in &groups {
-        for (p, v, _) in &g.rows {
-            if *v == RowVerdict::Disabled {
-                match disabled.iter_mut().find(|(n, _)| *n == p.name) {
-                    Some((_, tools)) => tools.push(g.tool),
-                    None => disabled.push((p.name.clone(), vec![g.tool])),
-                }
-            }
-        }
-    }
-    if !disabled.is_empty() {
-        ctx.say(format!(
-            "sanitizer disabled itself under both runtimes (CUDA initialised before it, in a library constructor; not checked): {}",
-            disabled
-                .iter()
-                .map(|(n, t)| format!("{n} ({})", t.join(", ")))
-                .collect::<Vec<_>>()
-                .join("; ")
-        ));
-    }
-    let oracle_label = if several {
-        "oracle".to_owned()
-    } else {
-        ctx.main_suite().oracle.label.clone()
-    };
-    ctx.say(
-        "== sanitize table: programs clean / with errors / sanitizer disabled / no result (timeout, crash) / skipped",
-    );
-    ctx.say(format!(
-        "{:<18}{:-^35} {:-^35}  {:^9}",
-        "",
-        " ours ",
-        format!(" {oracle_label} "),
-        "rows"
-    ));
-    ctx.say(format!(
-        "{:<18} {:>6} {:>6} {:>8} {:>5} {:>5}  {:>6} {:>6} {:>8} {:>5} {:>5}  {:>4} {:>4}",
-        "tool",
-        "clean",
-        "errors",
-        "disabled",
-        "none",
-        "skip",
-        "clean",
-        "errors",
-        "disabled",
-        "none",
-        "skip",
-        "FAIL",
-        "of"
-    ));
-    let mut failed = false;
-    let mut unfinished = Vec::new();
-    for g in &groups {
-        let fails = g.rows.iter().filter(|(_, v, _)| v.is_fail()).count();
-        let (o, l) = (g.ours, g.oracle);
-        ctx.say(format!(
-            "{:<18} {:>6} {:>6} {:>8} {:>5} {:>5}  {:>6} {:>6} {:>8} {:>5} {:>5}  {:>4} {:>4}",
-            group_name(g),
-            o.clean,
-            o.errors,
-            o.disabled,
-            o.none,
-            o.skipped,
-            l.clean,
-            l.errors,
-            l.disabled,
-            l.none,
-            l.skipped,
-            fails,
-            g.rows.len()
-        ));
-        ctx.total(format!(
-            "sanitize {} (ours vs {}): ours {} clean, {} with errors, {} disabled; {} {} clean, {} with errors, {} disabled; {fails} FAIL, {} skipped, of {}",
-            group_name(g),
-            g.suite.oracle.label,
-            o.clean, o.errors, o.disabled,
-            g.suite.oracle.label,
-            l.clean, l.errors, l.disabled,
-            g.rows.iter().filter(|(_, v, _)| matches!(v, RowVerdict::Skip(_))).count(),
-            g.rows.len()
-        ));
-        failed |= fails > 0;
-        let late = g
-            .rows
-            .iter()
-            .filter(|(_, v, _)| *v == RowVerdict::Skip("time".into()))
-            .count();
-        if late > 0 && !unfinished.contains(&g.tool) {
-            unfinished.push(g.tool);
-        }
-    }
-    // Measured cost, for budgeting the next call: seconds of runs per tool (both runtimes),
-    // the slowest run, and the wall time of the whole mode.
-    let mut cost = Vec::new();
-    for g in &groups {
-        let walls = g
-            .rows
-            .iter()
-            .flat_map(|(p, _, k)| [(&outcomes[*k], p), (&outcomes[*k + 1], p)]);
-        let total: f64 = walls.clone().map(|(o, _)| o.wall.as_secs_f64()).sum();
-        let slowest = walls.max_by(|a, b| a.0.wall.cmp(&b.0.wall));
-        cost.push(format!(
-            "{} {total:.0} s{}",
-            group_name(g),
-            slowest.map_or(String::new(), |(o, p)| format!(
-                " (slowest {} {:.1} s)",
-                p.name,
-                o.wall.as_secs_f64()
-            ))
-        ));
-    }
-    ctx.say(format!(
-        "sanitize run time (sum over runs, {} at once; wall {:.0} s): {}",
-        jobs(ctx),
-        started.elapsed().as_secs_f64(),
-        cost.join(", ")
-    ));
-    if failed {
-        ctx.fail();
-    }
-    if !unfinished.is_empty() {
-        ctx.incomplete();
-        ctx.say(format!(
-            "sanitize: not finished inside the budget: {}; run them in another call with SAN_TOOLS={}",
-            unfinished.join(", "),
-            unfinished.join(",")
-        ));
     }
 }
 
@@ -876,17 +450,7 @@ mod tests {
     }
 
     #[test]
-    fn tool_lists_and_counts() {
-        assert_eq!(
-            parse_tools("memcheck,initcheck,synccheck,racecheck").unwrap(),
-            TOOLS
-        );
-        assert_eq!(
-            parse_tools(" initcheck , memcheck,initcheck").unwrap(),
-            ["initcheck", "memcheck"]
-        );
-        assert!(parse_tools("memcheck,leakcheck").is_err());
-        assert!(parse_tools(",").is_err());
+    fn counts_per_finding() {
         let mut c = Counts::default();
         for f in [
             Finding::Clean,

@@ -8,7 +8,7 @@ mod run;
 mod suite;
 
 use clap::{Parser, Subcommand};
-use omptarget_core::runtime::default_plugins;
+use omptarget::default_plugins;
 use omptarget_core::{Config, NoHostRuntime, Runtime};
 use std::process::ExitCode;
 

@@ -1,14 +1,21 @@
-//! `libomptarget.so.19.1`: the C boundary of omptarget-rs.
+//! `libomptarget.so.19.1`: the C boundary of omptarget-rs, and its composition root.
 //!
 //! Only this crate knows C layouts. Each export validates its raw arguments into Rust values,
 //! calls `omptarget-core`, and turns the result into LLVM's return code; every export is
-//! wrapped in a panic guard (`ffi::export!`).
+//! wrapped in a panic guard (`ffi::export!`). It also decides which backends a process has
+//! ([`default_plugins`]) and hands them to the core.
+//!
+//! May use: `omptarget-core` (and the plugin interface it re-exports), the concrete plugins
+//! (only in `plugins.rs`), `libc`. Nothing in the workspace depends on it but the `omptarget`
+//! command, which builds its runtime through the same [`default_plugins`].
 
 pub mod entry;
 pub(crate) mod ffi;
 mod host;
+mod plugins;
 
 pub use entry::runtime;
+pub use plugins::default_plugins;
 
 #[cfg(test)]
 mod tests {

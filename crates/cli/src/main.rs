@@ -6,8 +6,8 @@
 //! floors and probes) is `omptarget-suite` (crates/suite), not a verb here.
 
 use clap::{Parser, Subcommand};
+use omptarget::default_plugins;
 use omptarget_cli::run;
-use omptarget_core::runtime::default_plugins;
 use omptarget_core::{Config, NoHostRuntime, Runtime};
 use std::process::ExitCode;
 

@@ -1,9 +1,9 @@
 //! The device memory routines of OpenMP 5.2 §18.8 (`omp_target_alloc` and friends).
 
 use crate::error::{Error, Result};
-use crate::ops::trace;
 use crate::runtime::Runtime;
 use crate::tools::DataOpKind;
+use crate::trace;
 use omptarget_plugin::{AllocKind, CopyKind};
 
 impl Runtime {
@@ -129,14 +129,14 @@ impl Runtime {
             (false, true) => {
                 let dev = self.device_for_api(dst_device)?;
                 let mut ai = self.async_info(&dev);
-                trace::transfer_looked_up(self.info_level(), &dev, true, src, dst, length);
+                dev.trace_transfer(self.info_level(), true, src, dst, length);
                 ai.copy(&dev, CopyKind::HostToDevice, dst, src, length)?;
                 ai.synchronize()
             }
             (true, false) => {
                 let dev = self.device_for_api(src_device)?;
                 let mut ai = self.async_info(&dev);
-                trace::transfer_looked_up(self.info_level(), &dev, false, dst, src, length);
+                dev.trace_transfer(self.info_level(), false, dst, src, length);
                 ai.copy(&dev, CopyKind::DeviceToHost, dst, src, length)?;
                 ai.synchronize()
             }
@@ -165,11 +165,11 @@ impl Runtime {
                 let mut staging = vec![0u8; length];
                 let stage = staging.as_mut_ptr() as usize;
                 let mut ai = self.async_info(&sdev);
-                trace::transfer_looked_up(self.info_level(), &sdev, false, stage, src, length);
+                sdev.trace_transfer(self.info_level(), false, stage, src, length);
                 ai.copy(&sdev, CopyKind::DeviceToHost, stage, src, length)?;
                 ai.synchronize()?;
                 let mut ai = self.async_info(&ddev);
-                trace::transfer_looked_up(self.info_level(), &ddev, true, stage, dst, length);
+                ddev.trace_transfer(self.info_level(), true, stage, dst, length);
                 ai.copy(&ddev, CopyKind::HostToDevice, dst, stage, length)?;
                 ai.synchronize()
             }

@@ -13,7 +13,7 @@
 //!   device code translates a pointer itself.
 
 use crate::error::{DeviceContext, Result};
-use crate::ops::trace;
+use crate::trace;
 use omptarget_plugin::{CopyKind, Device as Backend, ModuleId};
 use std::ffi::CStr;
 

@@ -1,5 +1,7 @@
 //! Messages on stderr, in the words LLVM's runtime uses (programs and tests parse them).
 
+use std::ffi::{CStr, c_char};
+use std::fmt::Write as _;
 use std::io::Write;
 
 /// `omptarget message: ...`
@@ -98,4 +100,32 @@ pub fn llvm_field(s: &str, n: usize) -> &str {
 /// The file name of a path, as LLVM's `SourceInfo::removePath` prints it.
 pub fn base_name(path: &str) -> &str {
     path.rfind('/').map_or(path, |i| &path[i + 1..])
+}
+
+/// A map-name string clang passes (`;name;file;line;col;;`), or `None` for a null pointer.
+pub(crate) fn name_from_ptr(p: usize) -> Option<&'static CStr> {
+    if p == 0 {
+        return None;
+    }
+    // SAFETY: clang emits map names as NUL-terminated constant strings that live as long as
+    // the program (or the shared library that holds the construct).
+    Some(unsafe { CStr::from_ptr(p as *const c_char) })
+}
+
+/// `s` as a JSON string literal (record/replay's `.json` files, the profiler's trace).
+pub(crate) fn json_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }

@@ -21,29 +21,12 @@
 //! allocation, and the kernel launched with the recorded words as they are;
 //! `NAME.replay.output` is saved when asked.
 
-use crate::device::Device;
+use crate::config::Config;
+use crate::device::{Device, Mode, RecordReplay};
 use crate::error::{DeviceContext, Error, Result};
-use crate::message::{plugin_error, report};
-use crate::ops::AsyncInfo;
-use crate::runtime::Runtime;
-use omptarget_plugin::{AllocKind, CopyKind, KernelId, LaunchConfig};
-use std::fmt::Write as _;
+use crate::message::{json_string, plugin_error, report};
+use omptarget_plugin::{CopyKind, KernelId, LaunchConfig, QueueId};
 use std::path::PathBuf;
-
-/// What a device does with its kernels.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
-    Record,
-    Replay,
-}
-
-/// A device's record/replay state (set once, when it begins).
-#[derive(Debug)]
-pub struct RecordReplay {
-    pub mode: Mode,
-    /// Save the device memory after each kernel (`.original.output` / `.replay.output`).
-    pub save_output: bool,
-}
 
 /// A kernel launch as LLVM's `saveKernelDescr` describes it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -57,23 +40,6 @@ pub struct KernelDescr {
     pub memory_size: u64,
     pub device: usize,
     pub memory_start: usize,
-}
-
-fn json_string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 impl KernelDescr {
@@ -127,12 +93,6 @@ fn write_file(name: &str, bytes: &[u8]) -> bool {
 }
 
 impl Device {
-    /// The device's record/replay state, if any (one atomic load).
-    #[inline]
-    pub fn record_replay(&self) -> Option<&RecordReplay> {
-        self.record.get()
-    }
-
     /// Begins recording or replaying: the backend reserves the region (`size` bytes, at
     /// `at`). Returns the offset of `at` from where the region begins (0 when it begins
     /// there).
@@ -195,25 +155,22 @@ impl Device {
 
     /// Writes the region's used part to `name` (`.memory`, `.original.output`,
     /// `.replay.output`).
-    fn dump_region(&self, name: &str) -> Result<(usize, usize)> {
+    pub(crate) fn dump_region(&self, name: &str) -> Result<(usize, usize)> {
         let (start, bytes) = self.region_bytes()?;
         write_file(name, &bytes);
         Ok((start, bytes.len()))
     }
 }
 
-impl Runtime {
+/// Record and replay at work on one device.
+impl Device {
     /// `LIBOMPTARGET_RECORD`: a device just initialised starts recording. A device that
     /// cannot says so in LLVM 19's words (its host plugin cannot, ours can).
-    pub(crate) fn start_recording(&self, device: &Device) {
-        let size = self.config.record_memory_gib.map(|g| (g as usize) << 30);
-        if let Err(e) = device.begin_record_replay(
-            Mode::Record,
-            self.config.record_save_output,
-            size,
-            None,
-            self.info_level(),
-        ) {
+    pub(crate) fn start_recording(&self, config: &Config, info: u32) {
+        let size = config.record_memory_gib.map(|g| (g as usize) << 30);
+        if let Err(e) =
+            self.begin_record_replay(Mode::Record, config.record_save_output, size, None, info)
+        {
             plugin_error(format_args!(
                 "WARNING RR did not intialize RR-properly with {} bytes(Error: {e})",
                 size.unwrap_or(0)
@@ -227,30 +184,28 @@ impl Runtime {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn launch_recorded(
         &self,
-        dev: &Device,
         host_ptr: usize,
         kernel: KernelId,
         name: &str,
         words: &[usize],
         config: &LaunchConfig,
         rr: &RecordReplay,
-        ai: &mut AsyncInfo,
+        queue: QueueId,
     ) -> Result<()> {
-        let backend = dev.backend()?;
-        let queue = ai.queue()?;
-        let sync = |what| backend.synchronize(queue).on(dev.id, what);
+        let backend = self.backend()?;
+        let sync = |what| backend.synchronize(queue).on(self.id, what);
         let mut all = Vec::with_capacity(words.len() + 1);
         if config.version >= 3 {
             all.push(
                 backend
                     .launch_environment(kernel, config, queue)
-                    .on(dev.id, "preparing a kernel's launch environment")?,
+                    .on(self.id, "preparing a kernel's launch environment")?,
             );
         }
         all.extend_from_slice(words);
         sync("waiting for a recorded kernel's data")?;
         let (blocks, threads, _) = backend.describe_launch(kernel, config);
-        if let Some(image) = dev.kernel_image(host_ptr) {
+        if let Some(image) = self.kernel_image(host_ptr) {
             write_file(&format!("{name}.image"), &image.bytes);
             let globals: Vec<(String, Vec<u8>)> = image
                 .globals
@@ -272,7 +227,7 @@ impl Runtime {
                 .collect();
             write_file(&format!("{name}.globals"), &globals_file(&globals));
         }
-        let (start, size) = dev.dump_region(&format!("{name}.memory"))?;
+        let (start, size) = self.dump_region(&format!("{name}.memory"))?;
         let descr = KernelDescr {
             name: name.to_owned(),
             args: all.clone(),
@@ -280,7 +235,7 @@ impl Runtime {
             thread_limit: threads,
             tripcount: config.tripcount,
             memory_size: size as u64,
-            device: dev.id,
+            device: self.id,
             memory_start: start,
         };
         write_file(&format!("{name}.json"), descr.to_json().as_bytes());
@@ -290,100 +245,10 @@ impl Runtime {
         };
         backend
             .launch(kernel, &all, &verbatim, queue)
-            .on(dev.id, "launching a kernel")?;
+            .on(self.id, "launching a kernel")?;
         sync("waiting for a recorded kernel")?;
         if rr.save_output {
-            dev.dump_region(&format!("{name}.original.output"))?;
-        }
-        Ok(())
-    }
-
-    /// `__tgt_activate_record_replay`: device `device_id` records (`record`) or replays from
-    /// now on, with `size` bytes at `at`. Returns LLVM's `ReqPtrArgOffset`.
-    pub fn activate_record_replay(
-        &self,
-        device_id: i64,
-        size: u64,
-        at: usize,
-        record: bool,
-        save_output: bool,
-    ) -> Result<u64> {
-        let dev = self.device_unloaded(device_id)?;
-        if dev.record_replay().is_some() {
-            return Err(Error::InvalidArgument(format!(
-                "record/replay is active on device {} already",
-                dev.id
-            )));
-        }
-        let mode = if record { Mode::Record } else { Mode::Replay };
-        let offset = dev.begin_record_replay(
-            mode,
-            save_output,
-            (size > 0).then_some(size as usize),
-            (at != 0).then_some(at),
-            self.info_level(),
-        )?;
-        Ok(offset as u64)
-    }
-
-    /// `__tgt_target_kernel_replay`: runs the kernel of host region `host_ptr` on device
-    /// `device_id` with the recorded device memory in the region's first allocation and the
-    /// recorded words (`args`, offsets added) as they are.
-    #[allow(clippy::too_many_arguments)]
-    pub fn replay_kernel(
-        &self,
-        device_id: i64,
-        host_ptr: usize,
-        memory: &[u8],
-        args: &[usize],
-        num_teams: u32,
-        thread_limit: u32,
-        tripcount: u64,
-    ) -> Result<()> {
-        let dev = self.device(device_id)?;
-        let Some(crate::device::Kernel {
-            id: kernel, name, ..
-        }) = dev.kernel(host_ptr)
-        else {
-            report(format_args!(
-                "Host ptr {} does not have a matching target pointer.",
-                crate::message::Addr(host_ptr)
-            ));
-            return Err(Error::NoKernel { host_ptr });
-        };
-        let backend = dev.backend()?;
-        let ptr = dev.alloc(memory.len().max(1), AllocKind::Device, None)?;
-        if !memory.is_empty() {
-            backend
-                .copy(
-                    CopyKind::HostToDevice,
-                    ptr,
-                    memory.as_ptr() as usize,
-                    memory.len(),
-                    None,
-                )
-                .on(dev.id, "copying the recorded device memory")?;
-        }
-        let config = LaunchConfig {
-            version: 0,
-            num_teams: [num_teams, 0, 0],
-            thread_limit: [thread_limit, 0, 0],
-            tripcount,
-            info: self.info_level(),
-            ..LaunchConfig::default()
-        };
-        let queue = dev.acquire_queue()?;
-        let r = backend
-            .launch(kernel, args, &config, queue)
-            .and_then(|_| backend.synchronize(queue))
-            .on(dev.id, "replaying a kernel");
-        dev.release_queue(queue);
-        if r.is_err() {
-            report(format_args!("Executing target region abort target."));
-        }
-        r?;
-        if dev.record_replay().is_some_and(|rr| rr.save_output) {
-            dev.dump_region(&format!("{name}.replay.output"))?;
+            self.dump_region(&format!("{name}.original.output"))?;
         }
         Ok(())
     }

@@ -30,8 +30,9 @@
 //!
 //! [`Device::unified_shared_memory`]: omptarget_plugin::Device::unified_shared_memory
 
+use crate::device::Device;
 use crate::message::{device_info, fatal};
-use crate::runtime::Runtime;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The requires flags (`OpenMPOffloadingRequiresDirFlags`).
@@ -103,24 +104,24 @@ impl Requirements {
     }
 }
 
-impl Runtime {
+impl Requirements {
     /// Under `unified_shared_memory`, every device must use host addresses as they are:
-    /// the first one that cannot, with the backend's reason.
-    pub fn unified_shared_memory_unmet(&self) -> Option<(usize, String)> {
-        if !self.requirements.unified_shared_memory() {
+    /// the first of `devices` that cannot, with the backend's reason.
+    pub fn unmet(&self, devices: &[Arc<Device>]) -> Option<(usize, String)> {
+        if !self.unified_shared_memory() {
             return None;
         }
-        self.devices().iter().find_map(|d| {
+        devices.iter().find_map(|d| {
             // A device that failed to initialise reports that when it is used.
             let backend = d.backend().ok()?;
             backend.unified_shared_memory().err().map(|why| (d.id, why))
         })
     }
 
-    /// Registration ends here when a device cannot meet `unified_shared_memory`: kernels
-    /// would otherwise be handed host addresses they cannot use.
-    pub(crate) fn enforce_unified_shared_memory(&self) {
-        if let Some((device, why)) = self.unified_shared_memory_unmet() {
+    /// Registration ends here when one of `devices` cannot meet `unified_shared_memory`:
+    /// kernels would otherwise be handed host addresses they cannot use.
+    pub(crate) fn enforce(&self, devices: &[Arc<Device>]) {
+        if let Some((device, why)) = self.unmet(devices) {
             fatal(
                 2,
                 &format!(

@@ -1,5 +1,10 @@
 //! The one `Runtime` value: plugins, registered binaries, devices, offload policy.
 
+mod constructs;
+mod hooks;
+mod interop;
+mod record;
+
 use crate::config::Config;
 use crate::device::{Device, lock};
 use crate::error::{Error, Result};
@@ -87,38 +92,6 @@ impl std::fmt::Debug for Runtime {
     }
 }
 
-/// The plugins of a normal run, in device-numbering order.
-pub fn default_plugins(config: &Config) -> Vec<Arc<dyn Plugin>> {
-    let mut plugins: Vec<Arc<dyn Plugin>> = Vec::new();
-    // LLVM's order: GPUs first, the host device last.
-    if !config.disable_cuda_plugin {
-        let cuda = omptarget_plugin_cuda::CudaConfig {
-            num_teams: config.num_teams.max(0) as u32,
-            teams_thread_limit: config.teams_thread_limit.max(0) as u32,
-            team_limit: config.team_limit.max(0) as u32,
-            stack_size: config.stack_size,
-            heap_size: config.heap_size,
-            pool_release_threshold: config.cuda_pool_release_threshold,
-            pool_idle_ms: config.cuda_pool_idle_ms,
-            pool_low_water: config.cuda_pool_low_water,
-            oom_wait_ms: config.cuda_oom_wait_ms,
-            use_memory_pool: config.cuda_memory_pool,
-            blocking_sync: config.cuda_blocking_sync,
-            pool_preallocate: config.cuda_pool_preallocate,
-            record_va: config.cuda_record_va,
-            staging_limit: config.cuda_staging_limit,
-            small_block_threshold: config.memory_manager_threshold,
-            batch_copies: config.cuda_batch_copies,
-            info: config.info,
-        };
-        plugins.push(Arc::new(omptarget_plugin_cuda::CudaPlugin::new(cuda)));
-    }
-    if !config.disable_host_plugin {
-        plugins.push(Arc::new(omptarget_plugin_host::HostPlugin));
-    }
-    plugins
-}
-
 impl Runtime {
     pub fn new(config: Config, plugins: Vec<Arc<dyn Plugin>>, host: Box<dyn HostRuntime>) -> Self {
         let n = plugins.len();
@@ -201,12 +174,12 @@ impl Runtime {
     }
 
     /// 0x04: every device's table after a construct.
-    pub fn dump_tables_after(&self, loc: &crate::ops::trace::SourceLoc) {
+    pub fn dump_tables_after(&self, loc: &crate::trace::SourceLoc) {
         if self.info_level() & crate::config::info::DUMP_TABLE == 0 {
             return;
         }
         for d in self.devices() {
-            crate::ops::dump_table(&d, loc, false);
+            d.dump_table(loc, false);
         }
     }
 
@@ -305,7 +278,7 @@ impl Runtime {
         }
         self.generation.fetch_add(1, Ordering::AcqRel);
         drop(registry);
-        self.enforce_unified_shared_memory();
+        self.requirements.enforce(&self.devices());
         // Tools hear of new devices with no runtime lock held (a tool may call back into us).
         self.tools_devices_registered(&new_devices);
     }
@@ -345,7 +318,7 @@ impl Runtime {
             if device.backend().is_ok() {
                 device.prefill_queues(self.config.num_initial_streams);
                 if self.config.record {
-                    self.start_recording(&device);
+                    device.start_recording(&self.config, self.info_level());
                 }
             }
             ready.push(device);
@@ -380,7 +353,7 @@ impl Runtime {
         if last && self.info_level() & crate::config::info::DUMP_TABLE != 0 {
             // LLVM dumps each device's table as it tears the devices down, last first.
             for device in self.devices().iter().rev() {
-                crate::ops::dump_table(device, &crate::ops::trace::SourceLoc::RUNTIME, false);
+                device.dump_table(&crate::trace::SourceLoc::RUNTIME, false);
             }
         }
         for device in self.devices() {
@@ -404,6 +377,12 @@ impl Runtime {
     /// The requirements registered so far.
     pub fn requirements(&self) -> &Requirements {
         &self.requirements
+    }
+
+    /// Under `unified_shared_memory`, the first device that cannot use host addresses as
+    /// they are, with the backend's reason ([`Requirements::unmet`]).
+    pub fn unified_shared_memory_unmet(&self) -> Option<(usize, String)> {
+        self.requirements.unmet(&self.devices())
     }
 
     /// Every device (a snapshot).
@@ -545,13 +524,13 @@ impl Runtime {
     /// Reports a construct's failure the way LLVM does (its `handleTargetOutcome`): fatal under
     /// a mandatory policy, after the tables of every device (`LIBOMPTARGET_INFO` 0x04, at the
     /// construct's location) or a pointer to the debugging options.
-    pub fn handle_outcome(&self, ok: bool, loc: &crate::ops::trace::SourceLoc) {
+    pub fn handle_outcome(&self, ok: bool, loc: &crate::trace::SourceLoc) {
         if ok || self.policy() != Policy::Mandatory {
             return;
         }
         if self.info_level() & crate::config::info::DUMP_TABLE != 0 {
             for d in self.devices() {
-                crate::ops::dump_table(&d, loc, false);
+                d.dump_table(loc, false);
             }
         } else {
             report(format_args!(

@@ -10,9 +10,9 @@
 use omptarget_core::image::OffloadEntry;
 use omptarget_core::mapping::{Entry, RefCount};
 use omptarget_core::ops::map_type as mt;
-use omptarget_core::ops::trace::SourceLoc;
 use omptarget_core::ops::{MapperComponent, push_component};
 use omptarget_core::plugin::{AllocKind, LaunchConfig};
+use omptarget_core::trace::SourceLoc;
 use omptarget_core::{AsyncInfo, Config, Device, Error, MapArgs, NoHostRuntime, Runtime};
 use omptarget_plugin_mock::{MAGIC, MockPlugin, MockState, Op, OpKind};
 use std::ffi::c_void;

@@ -3,8 +3,8 @@
 
 use omptarget_core::image::OffloadEntry;
 use omptarget_core::ops::map_type as mt;
-use omptarget_core::ops::trace::SourceLoc;
 use omptarget_core::plugin::LaunchConfig;
+use omptarget_core::trace::SourceLoc;
 use omptarget_core::{Config, MapArgs, NoHostRuntime, Runtime};
 use omptarget_plugin_mock::{MAGIC, MockPlugin, Op};
 use std::sync::{Arc, Mutex};

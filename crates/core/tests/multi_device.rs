@@ -5,8 +5,8 @@
 
 use omptarget_core::image::OffloadEntry;
 use omptarget_core::ops::map_type as mt;
-use omptarget_core::ops::trace::SourceLoc;
 use omptarget_core::plugin::{AllocKind, CopyKind, LaunchConfig};
+use omptarget_core::trace::SourceLoc;
 use omptarget_core::{MapArgs, NoHostRuntime, Runtime};
 use omptarget_plugin_mock::{MAGIC, MockPlugin, MockState, Op};
 use std::sync::Arc;

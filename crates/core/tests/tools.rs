@@ -4,11 +4,11 @@
 
 use omptarget_core::image::OffloadEntry;
 use omptarget_core::ops::map_type as mt;
-use omptarget_core::ops::trace::SourceLoc;
 use omptarget_core::plugin::{AllocKind, LaunchConfig};
 use omptarget_core::tools::{
     ApiCall, ConstructKind, DataOp, DeviceLoad, Endpoint, Region, Submit, Subscriber, TraceRecord,
 };
+use omptarget_core::trace::SourceLoc;
 use omptarget_core::{Config, Device, MapArgs, NoHostRuntime, Runtime};
 use omptarget_plugin_mock::{MAGIC, MockPlugin, MockState, Op};
 use std::sync::{Arc, Mutex};

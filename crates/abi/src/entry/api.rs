@@ -288,7 +288,7 @@ export_ra! {
 export! {
     fn ompx_dump_mapping_tables() {
         for d in runtime().devices() {
-            omptarget_core::ops::dump_table(&d, &SourceLoc::RUNTIME, true);
+            d.dump_table(&SourceLoc::RUNTIME, true);
         }
     }
 }

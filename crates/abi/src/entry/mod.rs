@@ -24,10 +24,9 @@ pub use tools::*;
 use crate::ffi::{BinDesc, Ident, KernelArgs, export, export_ra};
 use omptarget_core::image::{Abi, OffloadEntry};
 use omptarget_core::message::{fatal, report};
-use omptarget_core::ops::trace::{self, Region, SourceLoc};
 use omptarget_core::plugin::{AllocKind, LanguageArgs, LaunchConfig};
-use omptarget_core::runtime::default_plugins;
 use omptarget_core::tools::ConstructKind;
+use omptarget_core::trace::{self, Region, SourceLoc};
 use omptarget_core::{AsyncInfo, Config, Device, Error, MapArgs, Runtime};
 use std::cell::Cell;
 use std::ffi::{CStr, c_char, c_int, c_void};
@@ -57,7 +56,7 @@ pub fn runtime() -> &'static Runtime {
 #[cold]
 fn create_runtime() -> &'static Runtime {
     let config = Config::from_env();
-    let plugins = default_plugins(&config);
+    let plugins = crate::plugins::default_plugins(&config);
     let built = Runtime::new(config, plugins, Box::new(crate::host::Libomp::new()))
         .with_process_abi(registration::process_abi());
     let mut created = false;

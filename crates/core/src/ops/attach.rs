@@ -16,11 +16,10 @@
 //! User-defined mappers keep the PTR_AND_OBJ scheme; both coexist in one construct.
 
 use super::map_type as mt;
-use super::trace;
-use super::{AsyncInfo, MapArgs};
+use super::{AsyncInfo, Constructs, MapArgs};
 use crate::device::{Device, lock};
 use crate::error::Result;
-use crate::runtime::Runtime;
+use crate::trace;
 use std::collections::BTreeMap;
 
 /// The host ranges that the construct being entered mapped anew, recorded only while it has
@@ -76,7 +75,7 @@ pub(super) fn close(ai: &mut AsyncInfo) {
     }
 }
 
-impl Runtime {
+impl Constructs<'_> {
     /// Performs the deferred ATTACH entries of a construct whose other items are all mapped.
     pub(super) fn attach_pending(
         &self,

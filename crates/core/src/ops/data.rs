@@ -5,13 +5,12 @@
 use super::attach;
 use super::map_type as mt;
 use super::mapper::with_components;
-use super::trace::{self, RefAction};
-use super::{AsyncInfo, MapArgs};
+use super::{AsyncInfo, Constructs, MapArgs};
 use crate::device::{Device, lock};
 use crate::error::{Error, Result};
 use crate::mapping::{Entry, EntryId, RefCount, ShadowPointer};
 use crate::message::{Addr, message, report, var_name};
-use crate::runtime::Runtime;
+use crate::trace::{self, RefAction};
 use omptarget_plugin::CopyKind;
 use std::ffi::CStr;
 
@@ -33,7 +32,7 @@ struct Item {
     name: Option<&'static CStr>,
 }
 
-impl Runtime {
+impl Constructs<'_> {
     /// Finds or creates the mapping of one item on entry to a construct (LLVM's
     /// `getTargetPointer`) and copies data in when the rules say so. Returns the device address
     /// of the item's first byte, or 0 for an unmapped zero-length item.
@@ -225,7 +224,7 @@ impl Runtime {
         r
     }
 
-    /// [`Runtime::data_begin`] without the rollback and the ATTACH entries (also a mapper's
+    /// [`Constructs::data_begin`] without the rollback and the ATTACH entries (also a mapper's
     /// components); records each reference it takes.
     pub(crate) fn data_begin_items(
         &self,
@@ -517,7 +516,7 @@ impl Runtime {
     }
 }
 
-impl Runtime {
+impl Constructs<'_> {
     /// A non-contiguous `target update` (OpenMP 5.2 §5.9, array sections with strides): every
     /// element the sections name moves, and nothing else. `dims` are clang's descriptors,
     /// outermost first: element `k` of dimension `d` lies `(offset_d + k) * stride_d` bytes

@@ -1,17 +1,16 @@
 //! A target region: map the arguments, launch the kernel, unmap (LLVM's `target`).
 
 use super::map_type as mt;
-use super::trace::{self, Region, SourceLoc};
-use super::{AsyncInfo, MapArgs};
+use super::{AsyncInfo, Constructs, MapArgs};
 use crate::device::{Device, lock};
 use crate::error::{Error, Result};
 use crate::message::{Addr, report};
-use crate::runtime::Runtime;
+use crate::trace::{self, Region, SourceLoc};
 use omptarget_plugin::{CopyKind, LaunchConfig};
 
 const WORD: usize = std::mem::size_of::<usize>();
 
-impl Runtime {
+impl Constructs<'_> {
     /// Runs the region whose host id is `host_ptr` on `dev`. The caller synchronises `ai`.
     pub fn target(
         &self,
@@ -185,7 +184,7 @@ impl Runtime {
                     let ptr = ai.alloc(dev, size.max(1), begin)?;
                     privates.push(ptr);
                     if first && size != 0 {
-                        trace::transfer_looked_up(info, dev, true, begin, ptr, size);
+                        dev.trace_transfer(info, true, begin, ptr, size);
                         ai.copy(dev, CopyKind::HostToDevice, ptr, begin, size)?;
                     }
                     words.push(ptr.wrapping_add(offset));
@@ -308,15 +307,15 @@ impl Runtime {
         name: &'static str,
         words: &[usize],
         config: &LaunchConfig,
-        rr: &crate::record::RecordReplay,
+        rr: &crate::device::RecordReplay,
         ai: &mut AsyncInfo,
         submit: Option<crate::tools::SubmitScope>,
     ) -> Result<()> {
         let info = self.info_level();
         let backend = dev.backend()?;
         let queue = ai.queue()?;
-        let r = if rr.mode == crate::record::Mode::Record {
-            self.launch_recorded(dev, host_ptr, kernel, name, words, config, rr, ai)
+        let r = if rr.mode == crate::device::Mode::Record {
+            dev.launch_recorded(host_ptr, kernel, name, words, config, rr, queue)
         } else {
             backend
                 .launch(kernel, words, config, queue)
@@ -365,7 +364,7 @@ impl Runtime {
         let src = buffer.as_ptr() as usize;
         let block = ai.alloc(dev, size, src)?;
         privates.push(block);
-        trace::transfer_looked_up(self.info_level(), dev, true, src, block, size);
+        dev.trace_transfer(self.info_level(), true, src, block, size);
         let copied = ai.copy(dev, CopyKind::HostToDevice, block, src, size);
         ai.keep_until_synchronized(buffer);
         copied.map(|()| block)

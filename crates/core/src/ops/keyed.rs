@@ -6,6 +6,7 @@
 //! time): past [`INDEX_FROM`] records an index from key to position is built once and kept up
 //! to date, so every lookup, insertion and move stays O(1) and the construct linear.
 
+use crate::mapping::EntryId;
 use omptarget_plugin::addr_map::{AddrMap, addr_map};
 use omptarget_plugin::words::Words;
 use std::hash::Hash;
@@ -96,6 +97,56 @@ impl<T: Record, const N: usize> Records<T, N> {
 
     pub(crate) fn is_empty(&self) -> bool {
         self.items.as_slice().is_empty()
+    }
+}
+
+// The records of an AsyncInfo.
+
+/// A construct's mark on one entry (see `AsyncInfo::marks`); the default undoes nothing.
+#[derive(Clone, Copy, Default)]
+pub(super) struct Mark {
+    pub(super) id: EntryId,
+    pub(super) alloc: usize,
+    /// The construct marked the entry pending on its queue.
+    pub(super) pending: bool,
+    /// How often the construct counted itself among the entry's users.
+    pub(super) uses: u32,
+}
+
+impl Record for Mark {
+    type Key = (EntryId, usize);
+    fn key(&self) -> Self::Key {
+        (self.id, self.alloc)
+    }
+}
+
+/// An entry the construct retires, with the size of the item that released its last
+/// reference (LLVM traces that size); dead once a later item retired it again.
+#[derive(Clone, Copy)]
+pub(super) struct Removal {
+    pub(super) id: EntryId,
+    pub(super) size: usize,
+    pub(super) live: bool,
+}
+
+impl Record for Removal {
+    type Key = EntryId;
+    fn key(&self) -> EntryId {
+        self.id
+    }
+    fn live(&self) -> bool {
+        self.live
+    }
+}
+
+/// An entry the construct created, with its device allocation.
+#[derive(Clone, Copy)]
+pub(super) struct Created(pub(super) EntryId, pub(super) usize);
+
+impl Record for Created {
+    type Key = (EntryId, usize);
+    fn key(&self) -> Self::Key {
+        (self.0, self.1)
     }
 }
 

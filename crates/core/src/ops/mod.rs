@@ -5,44 +5,65 @@ mod data;
 mod kernel;
 mod keyed;
 mod mapper;
-pub mod trace;
 
+pub use crate::mapping::map_type;
 pub use mapper::{HandleError, MapperComponent, num_components, push_component};
-pub use trace::dump_table;
 
+use crate::config::Config;
 use crate::device::{Device, lock};
 use crate::error::{Error, Result};
+use crate::image::Abi;
 use crate::mapping::EntryId;
+use crate::requires::Requirements;
 use crate::tools::{DataOpKind, ToolCtx};
-use keyed::{Record, Records};
+use crate::trace;
+use keyed::{Created, Mark, Records, Removal};
 use omptarget_plugin::{AllocKind, CopyKind, EventId, QueueId};
-use std::ffi::{CStr, c_char};
+use std::ffi::CStr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 
-/// Map-type bits (`ArgTypes[i]`).
-pub mod map_type {
-    pub const TO: u64 = 0x01;
-    pub const FROM: u64 = 0x02;
-    pub const ALWAYS: u64 = 0x04;
-    pub const DELETE: u64 = 0x08;
-    pub const PTR_AND_OBJ: u64 = 0x10;
-    pub const TARGET_PARAM: u64 = 0x20;
-    pub const RETURN_PARAM: u64 = 0x40;
-    pub const PRIVATE: u64 = 0x80;
-    pub const LITERAL: u64 = 0x100;
-    pub const IMPLICIT: u64 = 0x200;
-    pub const CLOSE: u64 = 0x400;
-    pub const PRESENT: u64 = 0x1000;
-    pub const OMPX_HOLD: u64 = 0x2000;
-    /// LLVM 22: attach a pointer to its pointee after the construct's other maps (attach.rs).
-    pub const ATTACH: u64 = 0x4000;
-    pub const NON_CONTIG: u64 = 1 << 44;
-    pub const MEMBER_OF: u64 = 0xffff << 48;
+/// The constructs (`target data`, `enter`/`exit data`, `update`, `target`) as they run for a
+/// runtime: what they read of it, passed down by the runtime, which sits a floor above
+/// (`Runtime::constructs`). Four references, made per construct; nothing is allocated.
+#[derive(Clone, Copy)]
+pub struct Constructs<'a> {
+    pub config: &'a Config,
+    pub requirements: &'a Requirements,
+    /// `LIBOMPTARGET_INFO`, changeable while the program runs.
+    info: &'a AtomicU32,
+    registry: &'a dyn Registry,
+}
 
-    /// The index of the parent of a MEMBER_OF item, if it is one.
-    pub fn member_of(ty: u64) -> Option<usize> {
-        let field = (ty >> 48) as usize;
-        field.checked_sub(1)
+/// What a construct asks of the registry of binaries above it (for messages only).
+pub trait Registry: Sync {
+    /// The ABI of the code at `addr` (a kernel's host region id).
+    fn abi_at(&self, addr: usize) -> Abi;
+}
+
+impl<'a> Constructs<'a> {
+    pub fn new(
+        config: &'a Config,
+        requirements: &'a Requirements,
+        info: &'a AtomicU32,
+        registry: &'a dyn Registry,
+    ) -> Self {
+        Self {
+            config,
+            requirements,
+            info,
+            registry,
+        }
+    }
+
+    /// `LIBOMPTARGET_INFO` as it is now.
+    #[inline]
+    pub fn info_level(&self) -> u32 {
+        self.info.load(Ordering::Relaxed)
+    }
+
+    fn abi_at(&self, addr: usize) -> Abi {
+        self.registry.abi_at(addr)
     }
 }
 
@@ -79,7 +100,7 @@ impl MapArgs<'_> {
         self.names.and_then(|n| n.get(i).copied()).unwrap_or(0)
     }
     fn name(&self, i: usize) -> Option<&'static CStr> {
-        name_from_ptr(self.name_ptr(i))
+        crate::message::name_from_ptr(self.name_ptr(i))
     }
 
     /// Refuses items no construct can map, before anything is done: a negative size (a
@@ -118,15 +139,6 @@ impl MapArgs<'_> {
         }
         Ok(())
     }
-}
-
-fn name_from_ptr(p: usize) -> Option<&'static CStr> {
-    if p == 0 {
-        return None;
-    }
-    // SAFETY: clang emits map names as NUL-terminated constant strings that live as long as
-    // the program (or the shared library that holds the construct).
-    Some(unsafe { CStr::from_ptr(p as *const c_char) })
 }
 
 /// Entries a construct usually touches: its lists keep this many inline (the AsyncInfo is
@@ -681,54 +693,6 @@ impl Drop for AsyncInfo {
             let _ = b.synchronize(q);
         }
         self.complete(queue);
-    }
-}
-
-/// A construct's mark on one entry (see `AsyncInfo::marks`); the default undoes nothing.
-#[derive(Clone, Copy, Default)]
-struct Mark {
-    id: EntryId,
-    alloc: usize,
-    /// The construct marked the entry pending on its queue.
-    pending: bool,
-    /// How often the construct counted itself among the entry's users.
-    uses: u32,
-}
-
-impl Record for Mark {
-    type Key = (EntryId, usize);
-    fn key(&self) -> Self::Key {
-        (self.id, self.alloc)
-    }
-}
-
-/// An entry the construct retires, with the size of the item that released its last
-/// reference (LLVM traces that size); dead once a later item retired it again.
-#[derive(Clone, Copy)]
-struct Removal {
-    id: EntryId,
-    size: usize,
-    live: bool,
-}
-
-impl Record for Removal {
-    type Key = EntryId;
-    fn key(&self) -> EntryId {
-        self.id
-    }
-    fn live(&self) -> bool {
-        self.live
-    }
-}
-
-/// An entry the construct created, with its device allocation.
-#[derive(Clone, Copy)]
-struct Created(EntryId, usize);
-
-impl Record for Created {
-    type Key = (EntryId, usize);
-    fn key(&self) -> Self::Key {
-        (self.0, self.1)
     }
 }
 

@@ -13,7 +13,6 @@
 //! may keep its own word per construct and per operation (`tool_data`, OMPT's `target_data`
 //! and `host_op_id` of the EMI callbacks).
 
-mod hooks;
 pub mod profile;
 mod scope;
 
@@ -213,10 +212,10 @@ pub struct Tools {
     next_id: AtomicU64,
     next_module: AtomicU64,
     /// Module ids of loaded images: (device, binary key, id).
-    modules: Mutex<Vec<(usize, usize, u64)>>,
+    pub(crate) modules: Mutex<Vec<(usize, usize, u64)>>,
     /// Devices were finalised (the last binary went away); a new registration initialises
     /// them again.
-    finalized: AtomicBool,
+    pub(crate) finalized: AtomicBool,
 }
 
 impl Default for Tools {

@@ -21,7 +21,7 @@ use super::{
     TraceRecord, thread_id,
 };
 use crate::device::{Device, lock};
-use crate::message::llvm_field;
+use crate::message::{json_string, llvm_field};
 use omptarget_plugin::host_clock_ns;
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -74,7 +74,7 @@ impl Detail {
 /// A device event's name and arguments.
 fn device_text(e: &DeviceEvent) -> (String, String) {
     let at = if e.in_construct {
-        format!(",\"construct\":{}", json_str(&file_line(e.loc)))
+        format!(",\"construct\":{}", json_string(&file_line(e.loc)))
     } else {
         String::new()
     };
@@ -257,23 +257,6 @@ fn op_name(kind: DataOpKind) -> &'static str {
     }
 }
 
-fn json_str(s: &str) -> String {
-    let mut o = String::with_capacity(s.len() + 2);
-    o.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => o.push_str("\\\""),
-            '\\' => o.push_str("\\\\"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(o, "\\u{:04x}", c as u32);
-            }
-            c => o.push(c),
-        }
-    }
-    o.push('"');
-    o
-}
-
 /// Nanoseconds as the microseconds a trace holds.
 fn us(ns: u64) -> String {
     format!("{}.{:03}", ns / 1000, ns % 1000)
@@ -363,12 +346,12 @@ impl Profiler {
                 e.tid,
                 us(rel(e.start)),
                 us(e.dur),
-                json_str(e.name)
+                json_string(e.name)
             );
             let _ = write!(
                 ev,
                 ",\"args\":{{\"detail\":{}}}",
-                json_str(&e.detail.text(e.loc))
+                json_string(&e.detail.text(e.loc))
             );
             ev.push('}');
             push(&mut out, ev);
@@ -385,7 +368,7 @@ impl Profiler {
                     e.lane,
                     us(rel(e.start)),
                     us(e.dur),
-                    json_str(&name),
+                    json_string(&name),
                     args
                 ),
             );
@@ -401,7 +384,7 @@ impl Profiler {
                     // Away from real thread ids (LLVM uses its own id plus one, and up).
                     i32::MAX as u64 - i as u64,
                     us(*ns),
-                    json_str(&format!("Total {name}")),
+                    json_string(&format!("Total {name}")),
                     ns / count.max(&1) / 1_000_000
                 ),
             );
@@ -426,7 +409,7 @@ impl Profiler {
                 &mut out,
                 format!(
                     "{{\"cat\":\"\",\"pid\":{pid},\"tid\":{t},\"ts\":0,\"ph\":\"M\",\"name\":\"thread_name\",\"args\":{{\"name\":{}}}}}",
-                    json_str(&name)
+                    json_string(&name)
                 ),
             );
         }
@@ -438,7 +421,7 @@ impl Profiler {
                 format!(
                     "{{\"cat\":\"\",\"pid\":{},\"tid\":0,\"ts\":0,\"ph\":\"M\",\"name\":\"process_name\",\"args\":{{\"name\":{}}}}}",
                     device_pid(*d),
-                    json_str(&format!("device {d} ({kind})"))
+                    json_string(&format!("device {d} ({kind})"))
                 ),
             );
             push(
@@ -462,7 +445,7 @@ impl Profiler {
                 format!(
                     "{{\"cat\":\"\",\"pid\":{},\"tid\":{lane},\"ts\":0,\"ph\":\"M\",\"name\":\"thread_name\",\"args\":{{\"name\":{}}}}}",
                     device_pid(*d),
-                    json_str(&name)
+                    json_string(&name)
                 ),
             );
         }

@@ -1,11 +1,11 @@
 //! Where the runtime's life cycle meets the tools: devices registered and finalised, images
 //! loaded and unloaded, constructs begun and ended.
 
-use super::{ConstructKind, DataOpKind, DeviceLoad, Region, ToolCtx};
+use super::Runtime;
 use crate::device::{Device, lock};
 use crate::error::Result;
 use crate::ops::AsyncInfo;
-use crate::runtime::Runtime;
+use crate::tools::{ConstructKind, DataOpKind, DeviceLoad, Region, ToolCtx};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 

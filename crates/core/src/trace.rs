@@ -1,9 +1,8 @@
 //! `LIBOMPTARGET_INFO` lines, in LLVM 19's exact words (its test suite and users parse them).
 
-use super::map_type as mt;
 use crate::config::info;
-use crate::device::{Device, lock};
 use crate::image::Abi;
+use crate::mapping::map_type as mt;
 use crate::mapping::{Entry, RefCount};
 use crate::message::{Addr, base_name, device_info, llvm_field, var_name};
 use std::ffi::CStr;
@@ -177,7 +176,8 @@ pub fn arguments(
         } else {
             "use_address"
         };
-        let name = super::name_from_ptr(names.and_then(|n| n.get(i).copied()).unwrap_or(0));
+        let name =
+            crate::message::name_from_ptr(names.and_then(|n| n.get(i).copied()).unwrap_or(0));
         device_info(
             device,
             format_args!(
@@ -213,7 +213,7 @@ impl RefAction {
     }
 }
 
-fn refs(r: RefCount) -> String {
+pub(crate) fn refs(r: RefCount) -> String {
     r.to_string()
 }
 
@@ -362,26 +362,6 @@ pub fn transfer(
     }
 }
 
-/// 0x20: a copy LLVM makes without naming a mapping (first-private data, `omp_target_memcpy`):
-/// its `Name` is that of the entry LLVM's lookup of the host range settles on, mapped or not
-/// (`MappingTable::lookup_for_trace`). Locks the device's table, so only when the bit is set.
-pub fn transfer_looked_up(
-    level: u32,
-    dev: &Device,
-    to_device: bool,
-    host: usize,
-    tgt: usize,
-    size: usize,
-) {
-    if level & info::DATA_TRANSFER == 0 {
-        return;
-    }
-    let name = lock(&dev.table)
-        .lookup_for_trace(host, size)
-        .and_then(|e| e.name);
-    transfer(level, dev.id, to_device, host, tgt, size, name);
-}
-
 /// 0x40: a list item with no device counterpart (LLVM's `OMP_INFOTYPE_EMPTY_MAPPING`, e.g.
 /// `use_device_ptr` of a pointer nothing is mapped at).
 pub fn empty_mapping(level: u32, device: usize, name: Option<&CStr>) {
@@ -430,48 +410,10 @@ pub fn launch(
     let _ = std::io::stderr().lock().write_all(line.as_bytes());
 }
 
-/// `ompx_dump_mapping_tables` (to stdout) and the 0x04 dump after each construct (stderr).
-pub fn dump_table(dev: &Device, loc: &SourceLoc, to_stdout: bool) {
-    let mut text = String::new();
-    let prefix = format!("omptarget device {} info: ", dev.id);
-    {
-        let table = lock(&dev.table);
-        if table.is_empty() {
-            text.push_str(&format!(
-                "{prefix}OpenMP Host-Device pointer mappings table empty\n"
-            ));
-        } else {
-            text.push_str(&format!(
-                "{prefix}OpenMP Host-Device pointer mappings after block at {loc}:\n"
-            ));
-            text.push_str(&format!(
-                "{prefix}{:<18} {:<18} {} {} {} {}\n",
-                "Host Ptr", "Target Ptr", "Size (B)", "DynRefCount", "HoldRefCount", "Declaration"
-            ));
-            for e in table.iter() {
-                let (name, file, line, col) = declaration(e.name);
-                text.push_str(&format!(
-                    "{prefix}{} {} {:<8} {:<11} {:<12} {name} at {file}:{line}:{col}\n",
-                    Addr(e.host_begin),
-                    Addr(e.tgt_begin),
-                    e.size(),
-                    refs(e.dyn_refs),
-                    e.hold_refs,
-                ));
-            }
-        }
-    }
-    if to_stdout {
-        let _ = std::io::stdout().lock().write_all(text.as_bytes());
-    } else {
-        let _ = std::io::stderr().lock().write_all(text.as_bytes());
-    }
-}
-
 /// Name, file, line and column of a map-name string, as LLVM's `SourceInfo(map_var_info_t)`
 /// reads it: no string is `;unknown;unknown;0;0;;`, a string without `;` (a global's symbol
 /// name) is `;NAME;unknown;0;0;;`, and the file loses its path.
-fn declaration(name: Option<&CStr>) -> (String, String, u32, u32) {
+pub(crate) fn declaration(name: Option<&CStr>) -> (String, String, u32, u32) {
     let text = match name.map(|c| c.to_string_lossy()) {
         None => ";unknown;unknown;0;0;;".to_owned(),
         Some(s) if !s.contains(';') => format!(";{s};unknown;0;0;;"),

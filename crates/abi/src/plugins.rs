@@ -1,0 +1,39 @@
+//! The composition root: which backends a process has. The core knows only the `Plugin`
+//! trait; this crate (the library, and the `omptarget` command through it) names the
+//! concrete plugins and hands them in.
+
+use omptarget_core::Config;
+use omptarget_core::plugin::Plugin;
+use std::sync::Arc;
+
+/// The plugins of a normal run, in device-numbering order.
+pub fn default_plugins(config: &Config) -> Vec<Arc<dyn Plugin>> {
+    let mut plugins: Vec<Arc<dyn Plugin>> = Vec::new();
+    // LLVM's order: GPUs first, the host device last.
+    if !config.disable_cuda_plugin {
+        let cuda = omptarget_plugin_cuda::CudaConfig {
+            num_teams: config.num_teams.max(0) as u32,
+            teams_thread_limit: config.teams_thread_limit.max(0) as u32,
+            team_limit: config.team_limit.max(0) as u32,
+            stack_size: config.stack_size,
+            heap_size: config.heap_size,
+            pool_release_threshold: config.cuda_pool_release_threshold,
+            pool_idle_ms: config.cuda_pool_idle_ms,
+            pool_low_water: config.cuda_pool_low_water,
+            oom_wait_ms: config.cuda_oom_wait_ms,
+            use_memory_pool: config.cuda_memory_pool,
+            blocking_sync: config.cuda_blocking_sync,
+            pool_preallocate: config.cuda_pool_preallocate,
+            record_va: config.cuda_record_va,
+            staging_limit: config.cuda_staging_limit,
+            small_block_threshold: config.memory_manager_threshold,
+            batch_copies: config.cuda_batch_copies,
+            info: config.info,
+        };
+        plugins.push(Arc::new(omptarget_plugin_cuda::CudaPlugin::new(cuda)));
+    }
+    if !config.disable_host_plugin {
+        plugins.push(Arc::new(omptarget_plugin_host::HostPlugin));
+    }
+    plugins
+}

@@ -23,8 +23,31 @@ impl DataOp {
     }
 }
 
+/// A data construct; an internal error inside it is a failure of the construct (see
+/// [`construct_guard`]).
 #[allow(clippy::too_many_arguments)]
 fn data_op(
+    op: DataOp,
+    nowait: bool,
+    loc: *const Ident,
+    device_id: i64,
+    n: i32,
+    bases: *mut *mut c_void,
+    begins: *mut *mut c_void,
+    sizes: *mut i64,
+    types: *mut i64,
+    names: *mut *mut c_void,
+    mappers: *mut *mut c_void,
+) {
+    construct_guard(op.entry_point(nowait), loc, (), (), || {
+        data_op_unguarded(
+            op, nowait, loc, device_id, n, bases, begins, sizes, types, names, mappers,
+        )
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn data_op_unguarded(
     op: DataOp,
     nowait: bool,
     loc: *const Ident,
@@ -159,8 +182,36 @@ data_entry_points!(
 );
 
 /// `__tgt_target_kernel` after decoding: 0 when the region ran on the device, non-zero to
-/// make the program run it on the host.
+/// make the program run it on the host. An internal error inside it is a failure of the
+/// construct (see [`construct_guard`]).
 fn target_kernel(
+    nowait: bool,
+    loc: *const Ident,
+    device_id: i64,
+    num_teams: i32,
+    thread_limit: i32,
+    host_ptr: *mut c_void,
+    kargs: *mut KernelArgs,
+) -> c_int {
+    let name = if nowait {
+        "__tgt_target_kernel_nowait"
+    } else {
+        "__tgt_target_kernel"
+    };
+    construct_guard(name, loc, OFFLOAD_FAIL, OFFLOAD_SUCCESS, || {
+        target_kernel_unguarded(
+            nowait,
+            loc,
+            device_id,
+            num_teams,
+            thread_limit,
+            host_ptr,
+            kargs,
+        )
+    })
+}
+
+fn target_kernel_unguarded(
     nowait: bool,
     loc: *const Ident,
     device_id: i64,

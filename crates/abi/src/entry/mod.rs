@@ -85,6 +85,48 @@ fn source_of(loc: *const Ident) -> SourceLoc {
     unsafe { SourceLoc::from_c_psource((*loc).psource) }
 }
 
+/// Runs a construct's entry point: an internal error (a panic) inside it is reported and is a
+/// failure of that construct under the offload policy, as every other failure is: fatal under
+/// `MANDATORY` (and `DEFAULT` with devices), never a silent host fallback.
+///
+/// During the program's exit, once its images are being unloaded, a construct that begins is
+/// not run and returns `cancelled` (`omptarget_core::runtime`'s exit.rs).
+fn construct_guard<R>(
+    name: &str,
+    loc: *const Ident,
+    fail: R,
+    cancelled: R,
+    f: impl FnOnce() -> R,
+) -> R {
+    let rt = runtime();
+    let Some(_running) = rt.construct_scope() else {
+        return cancelled;
+    };
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        #[cfg(debug_assertions)]
+        debug_panic_in(name);
+        f()
+    })) {
+        Ok(r) => r,
+        Err(payload) => {
+            crate::ffi::report_panic(name, payload);
+            outcome(rt, false, loc);
+            fail
+        }
+    }
+}
+
+/// Debug builds only (the test suite's): `OMPTARGET_RS_DEBUG_PANIC=ENTRY_POINT` makes that
+/// entry point fail with an internal error, so the tests can show what the program sees.
+#[cfg(debug_assertions)]
+fn debug_panic_in(name: &str) {
+    static TARGET: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    let target = TARGET.get_or_init(|| std::env::var("OMPTARGET_RS_DEBUG_PANIC").ok());
+    if target.as_deref() == Some(name) {
+        panic!("OMPTARGET_RS_DEBUG_PANIC={name}");
+    }
+}
+
 fn outcome(rt: &Runtime, ok: bool, loc: *const Ident) {
     if ok {
         return;

@@ -94,3 +94,37 @@ fn a_first_mapping_beside_a_dlclose_never_hangs() {
         );
     }
 }
+
+/// The program exits while `target nowait` regions run (issue #23.4), by returning from
+/// `main`, by `exit()` from `main`, and by `exit()` from another thread: the runtime lets the
+/// running constructs finish before it unloads the images, and the program ends cleanly
+/// (LLVM 19 crashes in every mode; before the fix ours stopped every run with "Host ptr ...
+/// does not have a matching target pointer" or a crash).
+#[test]
+fn exit_while_nowait_regions_run_ends_cleanly() {
+    let build = profile_dir().join("stress-build");
+    std::fs::create_dir_all(&build).unwrap();
+    let exe = build.join("exit_with_nowait");
+    compile(
+        &repo_root().join("tests/stress/exit_with_nowait.c"),
+        &exe,
+        &["-lpthread"],
+    );
+    let lib_dir = our_lib_dir("stress-lib");
+    for mode in ["return", "exit", "thread"] {
+        for run in 1..=4 {
+            let (code, stdout, stderr) = run_with_deadline(
+                &exe,
+                &[mode.to_owned()],
+                &[],
+                &lib_dir,
+                Duration::from_secs(60),
+            )
+            .unwrap_or_else(|e| panic!("{mode} run {run}: {e}"));
+            assert!(
+                code == 0 && stdout.contains("issued") && stderr.is_empty(),
+                "{mode} run {run}: exit {code}\nstdout:\n{stdout}\nstderr:\n{stderr}"
+            );
+        }
+    }
+}

@@ -1,6 +1,7 @@
 //! The one `Runtime` value: plugins, registered binaries, devices, offload policy.
 
 mod constructs;
+mod exit;
 mod hooks;
 mod interop;
 mod record;
@@ -78,6 +79,8 @@ pub struct Runtime {
     llvm22_registered: AtomicBool,
     /// libomp's `OMP_TARGET_OFFLOAD` said DISABLED when the first plugin was used.
     offload_disabled: OnceLock<bool>,
+    /// Constructs running now, and whether the program is exiting (`exit.rs`).
+    in_flight: exit::InFlight,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -121,6 +124,7 @@ impl Runtime {
             process_abi: Abi::Llvm19,
             llvm22_registered: AtomicBool::new(false),
             offload_disabled: OnceLock::new(),
+            in_flight: exit::InFlight::default(),
             config,
         }
     }

@@ -134,6 +134,11 @@ export! {
             return;
         }
         if let Some(rt) = RUNTIME.get() {
+            if in_main_program(desc as usize) {
+                // Only exit unregisters the program's own binary (it is never dlclosed):
+                // constructs still running on other threads finish before anything unloads.
+                rt.begin_exit(EXIT_WAIT);
+            }
             rt.unregister(desc as usize);
         }
     }
@@ -159,6 +164,27 @@ export! {
 }
 export! {
     fn __tgt_rtl_deinit() {}
+}
+
+/// How long the program's exit waits for constructs running on other threads.
+const EXIT_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Whether `addr` lies in the main program (not in a shared library).
+fn in_main_program(addr: usize) -> bool {
+    // SAFETY: getauxval has no preconditions; dladdr only reads the loader's tables and
+    // writes the Dl_info we pass (zeroed, plain data).
+    unsafe {
+        let phdr = libc::getauxval(libc::AT_PHDR) as usize;
+        if phdr == 0 {
+            return false;
+        }
+        let mut main: libc::Dl_info = std::mem::zeroed();
+        let mut it: libc::Dl_info = std::mem::zeroed();
+        libc::dladdr(phdr as *const c_void, &mut main) != 0
+            && libc::dladdr(addr as *const c_void, &mut it) != 0
+            && !main.dli_fbase.is_null()
+            && main.dli_fbase == it.dli_fbase
+    }
 }
 
 #[cfg(test)]

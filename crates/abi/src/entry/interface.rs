@@ -39,15 +39,16 @@ fn data_op(
     names: *mut *mut c_void,
     mappers: *mut *mut c_void,
 ) {
-    construct_guard(op.entry_point(nowait), loc, (), (), || {
+    construct_guard(op.entry_point(nowait), loc, (), (), |rt| {
         data_op_unguarded(
-            op, nowait, loc, device_id, n, bases, begins, sizes, types, names, mappers,
+            rt, op, nowait, loc, device_id, n, bases, begins, sizes, types, names, mappers,
         )
     })
 }
 
 #[allow(clippy::too_many_arguments)]
 fn data_op_unguarded(
+    rt: &Runtime,
     op: DataOp,
     nowait: bool,
     loc: *const Ident,
@@ -60,7 +61,6 @@ fn data_op_unguarded(
     names: *mut *mut c_void,
     mappers: *mut *mut c_void,
 ) {
-    let rt = runtime();
     let Some(dev) = construct_device(rt, device_id, loc) else {
         return;
     };
@@ -198,8 +198,9 @@ fn target_kernel(
     } else {
         "__tgt_target_kernel"
     };
-    construct_guard(name, loc, OFFLOAD_FAIL, OFFLOAD_SUCCESS, || {
+    construct_guard(name, loc, OFFLOAD_FAIL, OFFLOAD_SUCCESS, |rt| {
         target_kernel_unguarded(
+            rt,
             nowait,
             loc,
             device_id,
@@ -211,7 +212,9 @@ fn target_kernel(
     })
 }
 
+#[allow(clippy::too_many_arguments)]
 fn target_kernel_unguarded(
+    rt: &Runtime,
     nowait: bool,
     loc: *const Ident,
     device_id: i64,
@@ -220,7 +223,6 @@ fn target_kernel_unguarded(
     host_ptr: *mut c_void,
     kargs: *mut KernelArgs,
 ) -> c_int {
-    let rt = runtime();
     let Some(dev) = construct_device(rt, device_id, loc) else {
         return OFFLOAD_FAIL;
     };

@@ -96,7 +96,7 @@ fn construct_guard<R>(
     loc: *const Ident,
     fail: R,
     cancelled: R,
-    f: impl FnOnce() -> R,
+    f: impl FnOnce(&'static Runtime) -> R,
 ) -> R {
     let rt = runtime();
     let Some(_running) = rt.construct_scope() else {
@@ -105,7 +105,7 @@ fn construct_guard<R>(
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         #[cfg(debug_assertions)]
         debug_panic_in(name);
-        f()
+        f(rt)
     })) {
         Ok(r) => r,
         Err(payload) => {

@@ -51,8 +51,10 @@ impl NewMappings {
 
 /// Records that the construct being entered mapped `[begin, begin + size)` anew.
 pub(super) fn note_new_mapping(ai: &mut AsyncInfo, begin: usize, size: usize) {
-    if ai.new_mappings.open > 0 {
-        ai.new_mappings.ranges.insert(begin, size);
+    if let Some(n) = ai.new_mappings.as_deref_mut()
+        && n.open > 0
+    {
+        n.ranges.insert(begin, size);
     }
 }
 
@@ -62,16 +64,17 @@ pub(super) fn open(args: &MapArgs<'_>, ai: &mut AsyncInfo) -> bool {
     if !args.types.iter().any(|&t| t as u64 & mt::ATTACH != 0) {
         return false;
     }
-    ai.new_mappings.open += 1;
+    ai.new_mappings.get_or_insert_default().open += 1;
     true
 }
 
 /// Closes a record [`open`] opened; the outermost forgets what was recorded.
 pub(super) fn close(ai: &mut AsyncInfo) {
-    let n = &mut ai.new_mappings;
-    n.open = n.open.saturating_sub(1);
-    if n.open == 0 {
-        n.ranges.clear();
+    if let Some(n) = ai.new_mappings.as_deref_mut() {
+        n.open = n.open.saturating_sub(1);
+        if n.open == 0 {
+            n.ranges.clear();
+        }
     }
 }
 
@@ -91,8 +94,9 @@ impl Constructs<'_> {
             }
             let (ptr_host, pointee_begin, ptr_size) = (args.bases[i], args.begins[i], args.size(i));
             let always = ty & mt::ALWAYS != 0 || self.config.treat_attach_auto_as_always;
-            let new = &ai.new_mappings;
-            if !always && !new.holds(pointee_begin) && !new.holds(ptr_host) {
+            let new = ai.new_mappings.as_deref();
+            let newly = |addr| new.is_some_and(|n| n.holds(addr));
+            if !always && !newly(pointee_begin) && !newly(ptr_host) {
                 continue;
             }
             // SAFETY: the base of an ATTACH entry is the address of a host pointer.

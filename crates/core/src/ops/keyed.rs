@@ -121,12 +121,16 @@ impl Record for Mark {
 }
 
 /// An entry the construct retires, with the size of the item that released its last
-/// reference (LLVM traces that size); dead once a later item retired it again.
+/// reference (LLVM traces that size); dead (size [`Removal::DEAD`], no item is that large)
+/// once a later item retired it again. Two words: the inline records are copied whole.
 #[derive(Clone, Copy)]
 pub(super) struct Removal {
     pub(super) id: EntryId,
     pub(super) size: usize,
-    pub(super) live: bool,
+}
+
+impl Removal {
+    pub(super) const DEAD: usize = usize::MAX;
 }
 
 impl Record for Removal {
@@ -135,7 +139,7 @@ impl Record for Removal {
         self.id
     }
     fn live(&self) -> bool {
-        self.live
+        self.size != Self::DEAD
     }
 }
 

@@ -17,7 +17,7 @@ use crate::mapping::EntryId;
 use crate::requires::Requirements;
 use crate::tools::{DataOpKind, ToolCtx};
 use crate::trace;
-use keyed::{Created, Mark, Records, Removal};
+use keyed::{Created, Mark, Record, Records, Removal};
 use omptarget_plugin::{AllocKind, CopyKind, EventId, QueueId};
 use std::ffi::CStr;
 use std::sync::Arc;
@@ -181,7 +181,9 @@ pub struct AsyncInfo {
     /// Tool events of this construct or routine; `None` when no tool listens.
     pub(crate) tool: Option<Box<ToolCtx>>,
     /// What the construct mapped anew, while it has ATTACH entries (attach.rs).
-    new_mappings: attach::NewMappings,
+    /// Boxed: only constructs with ATTACH entries (clang 22) have one, and the AsyncInfo is
+    /// built, moved and dropped on every construct.
+    new_mappings: Option<Box<attach::NewMappings>>,
 }
 
 impl AsyncInfo {
@@ -223,7 +225,7 @@ impl AsyncInfo {
             atomic: atomic && asynchronous,
             stream_ordered,
             tool,
-            new_mappings: Default::default(),
+            new_mappings: None,
         }
     }
 
@@ -585,13 +587,9 @@ impl AsyncInfo {
         // construct may still name the entry (`map(always, from: a) map(delete: a)`: the items
         // are processed last to first, so the delete comes before the copy).
         if let Some(earlier) = self.removals.lookup_mut(id) {
-            earlier.live = false;
+            earlier.size = Removal::DEAD;
         }
-        self.removals.push(Removal {
-            id,
-            size,
-            live: true,
-        });
+        self.removals.push(Removal { id, size });
         Ok(())
     }
 
@@ -609,7 +607,7 @@ impl AsyncInfo {
         }
         let removals = std::mem::take(&mut self.removals);
         let mut result = Ok(());
-        for &Removal { id, size, .. } in removals.as_slice().iter().filter(|r| r.live) {
+        for &Removal { id, size } in removals.as_slice().iter().filter(|r| r.live()) {
             let removed = {
                 let mut table = lock(&self.device.table);
                 match table.get(id) {
@@ -668,8 +666,13 @@ impl AsyncInfo {
         }
         self.staged.clear();
         self.staged_buffers.clear();
-        let removals = std::mem::take(&mut self.removals);
-        for &Removal { id, size, .. } in removals.as_slice().iter().filter(|r| r.live) {
+        // Taken only when there is something: a take copies the inline records.
+        let removals = if self.removals.is_empty() {
+            Records::default()
+        } else {
+            std::mem::take(&mut self.removals)
+        };
+        for &Removal { id, size } in removals.as_slice().iter().filter(|r| r.live()) {
             remove_if_unreferenced(&self.device, id, size, self.info, self.tool.as_deref_mut());
         }
         for (ptr, kind) in std::mem::take(&mut self.frees) {

@@ -4,13 +4,12 @@
 //! them makes their kernels' code and their mappings vanish mid-construct.
 //!
 //! So every construct is counted while it runs, on one of [`STRIPES`] counters chosen by its
-//! thread (threads issuing constructs at once touch different cache lines). When the program
+//! thread's stack (threads issuing constructs at once mostly touch different cache lines). When the program
 //! itself unregisters (only `exit` does that), the runtime first stops new constructs, then
 //! waits for the ones running to finish, and only then unloads. A construct that begins after
 //! that is not run: its results could reach nobody but the exit, and its images are gone.
 
 use super::Runtime;
-use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -37,15 +36,13 @@ impl Default for InFlight {
     }
 }
 
-thread_local! {
-    /// Its address tells threads apart (no destructor: usable during exit, and its first use
-    /// registers nothing with the C library).
-    static ANCHOR: Cell<u8> = const { Cell::new(0) };
-}
-
+/// The stripe of the calling thread, from the address of its stack: threads' stacks lie
+/// megabytes apart (no thread-local, whose access from a shared library is a call).
+#[inline]
 fn my_stripe() -> usize {
-    let addr = ANCHOR.with(|a| a as *const Cell<u8> as usize) as u64;
-    (addr.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 58) as usize % STRIPES
+    let here = 0u8;
+    let addr = std::hint::black_box(&here) as *const u8 as u64;
+    ((addr >> 20).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 58) as usize % STRIPES
 }
 
 /// A running construct, counted until dropped.

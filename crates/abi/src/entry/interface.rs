@@ -40,86 +40,66 @@ fn data_op(
     mappers: *mut *mut c_void,
 ) {
     construct_guard(op.entry_point(nowait), loc, (), (), |rt| {
-        data_op_unguarded(
-            rt, op, nowait, loc, device_id, n, bases, begins, sizes, types, names, mappers,
-        )
+        let Some(dev) = construct_device(rt, device_id, loc) else {
+            return;
+        };
+        if n < 0 {
+            // LLVM 19 loops over no item; so do we, but say so.
+            report(format_args!(
+                "{}: {n} map items (a negative count): nothing done",
+                op.entry_point(nowait)
+            ));
+            return;
+        }
+        // SAFETY: clang passes n-element arrays that live for the call.
+        let Some(mut args) = (unsafe { map_args(n, bases, begins, sizes, types, names, mappers) })
+        else {
+            outcome(rt, false, loc);
+            return;
+        };
+        let src = source_of(loc);
+        let region = match (op, nowait) {
+            (DataOp::Begin, false) => Region::DataBegin,
+            (DataOp::End, false) => Region::DataEnd,
+            (DataOp::Update, false) => Region::DataUpdate,
+            (DataOp::Begin, true) => Region::DataBeginNowait,
+            (DataOp::End, true) => Region::DataEndNowait,
+            (DataOp::Update, true) => Region::DataUpdateNowait,
+        };
+        trace::arguments(
+            rt.info_level(),
+            dev.id,
+            region,
+            &src,
+            args.sizes,
+            args.types,
+            args.names,
+        );
+        let slot = if nowait {
+            crate::host::target_async_handle()
+        } else {
+            None
+        };
+        let mut ai = begin_async(rt, &dev, slot);
+        let kind = match op {
+            DataOp::Begin => ConstructKind::EnterData,
+            DataOp::End => ConstructKind::ExitData,
+            DataOp::Update => ConstructKind::Update,
+        };
+        let region = ompt::begin(rt, &mut ai, kind, nowait, loc);
+        let r = match op {
+            DataOp::Begin => rt.data_begin(&dev, &mut args, &mut ai),
+            DataOp::End => rt.data_end(&dev, &args, &mut ai),
+            DataOp::Update => rt.data_update(&dev, &args, &mut ai),
+        };
+        let r = end_async(ai, slot, r);
+        if r.is_ok() {
+            // A failure dumps the tables once, in `outcome` (LLVM's handleTargetOutcome).
+            rt.dump_tables_after(&src);
+        }
+        outcome(rt, r.is_ok(), loc);
+        rt.end_construct(region);
     })
-}
-
-#[allow(clippy::too_many_arguments)]
-fn data_op_unguarded(
-    rt: &Runtime,
-    op: DataOp,
-    nowait: bool,
-    loc: *const Ident,
-    device_id: i64,
-    n: i32,
-    bases: *mut *mut c_void,
-    begins: *mut *mut c_void,
-    sizes: *mut i64,
-    types: *mut i64,
-    names: *mut *mut c_void,
-    mappers: *mut *mut c_void,
-) {
-    let Some(dev) = construct_device(rt, device_id, loc) else {
-        return;
-    };
-    if n < 0 {
-        // LLVM 19 loops over no item; so do we, but say so.
-        report(format_args!(
-            "{}: {n} map items (a negative count): nothing done",
-            op.entry_point(nowait)
-        ));
-        return;
-    }
-    // SAFETY: clang passes n-element arrays that live for the call.
-    let Some(mut args) = (unsafe { map_args(n, bases, begins, sizes, types, names, mappers) })
-    else {
-        outcome(rt, false, loc);
-        return;
-    };
-    let src = source_of(loc);
-    let region = match (op, nowait) {
-        (DataOp::Begin, false) => Region::DataBegin,
-        (DataOp::End, false) => Region::DataEnd,
-        (DataOp::Update, false) => Region::DataUpdate,
-        (DataOp::Begin, true) => Region::DataBeginNowait,
-        (DataOp::End, true) => Region::DataEndNowait,
-        (DataOp::Update, true) => Region::DataUpdateNowait,
-    };
-    trace::arguments(
-        rt.info_level(),
-        dev.id,
-        region,
-        &src,
-        args.sizes,
-        args.types,
-        args.names,
-    );
-    let slot = if nowait {
-        crate::host::target_async_handle()
-    } else {
-        None
-    };
-    let mut ai = begin_async(rt, &dev, slot);
-    let kind = match op {
-        DataOp::Begin => ConstructKind::EnterData,
-        DataOp::End => ConstructKind::ExitData,
-        DataOp::Update => ConstructKind::Update,
-    };
-    let region = ompt::begin(rt, &mut ai, kind, nowait, loc);
-    let r = match op {
-        DataOp::Begin => rt.data_begin(&dev, &mut args, &mut ai),
-        DataOp::End => rt.data_end(&dev, &args, &mut ai),
-        DataOp::Update => rt.data_update(&dev, &args, &mut ai),
-    };
-    let r = end_async(ai, slot, r);
-    if r.is_ok() {
-        // A failure dumps the tables once, in `outcome` (LLVM's handleTargetOutcome).
-        rt.dump_tables_after(&src);
-    }
-    outcome(rt, r.is_ok(), loc);
-    rt.end_construct(region);
 }
 
 macro_rules! data_entry_points {
@@ -199,129 +179,106 @@ fn target_kernel(
         "__tgt_target_kernel"
     };
     construct_guard(name, loc, OFFLOAD_FAIL, OFFLOAD_SUCCESS, |rt| {
-        target_kernel_unguarded(
-            rt,
-            nowait,
-            loc,
-            device_id,
-            num_teams,
-            thread_limit,
-            host_ptr,
-            kargs,
-        )
-    })
-}
-
-#[allow(clippy::too_many_arguments)]
-fn target_kernel_unguarded(
-    rt: &Runtime,
-    nowait: bool,
-    loc: *const Ident,
-    device_id: i64,
-    num_teams: i32,
-    thread_limit: i32,
-    host_ptr: *mut c_void,
-    kargs: *mut KernelArgs,
-) -> c_int {
-    let Some(dev) = construct_device(rt, device_id, loc) else {
-        return OFFLOAD_FAIL;
-    };
-    if kargs.is_null() {
-        report(format_args!(
-            "__tgt_target_kernel called without kernel arguments"
-        ));
-        outcome(rt, false, loc);
-        return OFFLOAD_FAIL;
-    }
-    // SAFETY: clang passes a KernelArgsTy of at least the size its version implies.
-    let ka = unsafe { &*kargs };
-    let version = ka.version;
-    // A kernel language's launch (llvmLaunchKernel: version 0 with the IsCUDA flag) fills the
-    // version 2 fields too: its 3-D grid, blocks and dynamic shared memory.
-    let language = ka.flags & super::language::FLAG_IS_CUDA != 0;
-    let (teams, threads, dyn_mem) = if version >= 2 || language {
-        (ka.num_teams, ka.thread_limit, ka.dyn_cgroup_mem)
-    } else {
-        // Version 1 ends after the trip count: take the launch bounds from the call. A region
-        // without `teams` passes -1, one team (u32::MAX, as a version 2+ region says it).
-        let teams = if num_teams < 0 {
-            u32::MAX
-        } else {
-            num_teams as u32
+        let Some(dev) = construct_device(rt, device_id, loc) else {
+            return OFFLOAD_FAIL;
         };
-        ([teams, 0, 0], [thread_limit.max(0) as u32, 0, 0], 0)
-    };
-    if version == 0 && ka.flags & super::language::FLAG_IS_CUDA == 0 {
-        // No compiler emits version 0 (clang 15 and 16 emit 1, 17 emits 2, 18 and later 3);
-        // LLVM 22's llvmLaunchKernel launches with version 0 and the IsCUDA flag.
-        report(format_args!(
-            "KernelArgs Version is 0, which no compiler emits (1 to 3): the region is not launched"
-        ));
-        outcome(rt, false, loc);
-        return OFFLOAD_FAIL;
-    }
-    if ka.num_args > i32::MAX as u32 {
-        // LLVM 19 stops with "LLVM ERROR: SmallVector unable to grow" here.
-        report(format_args!(
-            "KernelArgs NumArgs is {}, more arguments than a construct can pass (at most {}): the region is not launched",
-            ka.num_args,
-            i32::MAX
-        ));
-        outcome(rt, false, loc);
-        return OFFLOAD_FAIL;
-    }
-    let pushed = TRIPCOUNT.with(|t| t.replace(0));
-    let config = LaunchConfig {
-        version,
-        num_teams: teams,
-        thread_limit: threads,
-        dyn_cgroup_mem: dyn_mem,
-        tripcount: if ka.tripcount != 0 {
-            ka.tripcount
+        if kargs.is_null() {
+            report(format_args!(
+                "__tgt_target_kernel called without kernel arguments"
+            ));
+            outcome(rt, false, loc);
+            return OFFLOAD_FAIL;
+        }
+        // SAFETY: clang passes a KernelArgsTy of at least the size its version implies.
+        let ka = unsafe { &*kargs };
+        let version = ka.version;
+        // A kernel language's launch (llvmLaunchKernel: version 0 with the IsCUDA flag) fills the
+        // version 2 fields too: its 3-D grid, blocks and dynamic shared memory.
+        let language = ka.flags & super::language::FLAG_IS_CUDA != 0;
+        let (teams, threads, dyn_mem) = if version >= 2 || language {
+            (ka.num_teams, ka.thread_limit, ka.dyn_cgroup_mem)
         } else {
-            pushed
-        },
-        info: 0,
-        language: language.then(|| super::language::launch_params(ka.arg_ptrs.cast())),
-    };
-    // SAFETY: clang passes num_args-element arrays that live for the call.
-    let Some(mut args) = (unsafe {
-        map_args(
-            ka.num_args as i32,
-            ka.arg_base_ptrs,
-            ka.arg_ptrs,
-            ka.arg_sizes,
-            ka.arg_types,
-            ka.arg_names,
-            ka.arg_mappers,
-        )
-    }) else {
-        outcome(rt, false, loc);
-        return OFFLOAD_FAIL;
-    };
-    let src = source_of(loc);
-    // KernelArgs flag bit 0: nowait (the region runs inside a libomp target task).
-    let nowait = nowait || (version >= 2 && ka.flags & 1 != 0);
-    let slot = if nowait {
-        crate::host::target_async_handle()
-    } else {
-        None
-    };
-    let mut ai = begin_async(rt, &dev, slot);
-    let region = ompt::begin(rt, &mut ai, ConstructKind::Target, nowait, loc);
-    let r = rt.target(&dev, host_ptr as usize, &mut args, &config, &src, &mut ai);
-    let r = end_async(ai, slot, r);
-    if r.is_ok() {
-        // A failure dumps the tables once, in `outcome` (LLVM's handleTargetOutcome).
-        rt.dump_tables_after(&src);
-    }
-    outcome(rt, r.is_ok(), loc);
-    rt.end_construct(region);
-    if r.is_ok() {
-        OFFLOAD_SUCCESS
-    } else {
-        OFFLOAD_FAIL
-    }
+            // Version 1 ends after the trip count: take the launch bounds from the call. A region
+            // without `teams` passes -1, one team (u32::MAX, as a version 2+ region says it).
+            let teams = if num_teams < 0 {
+                u32::MAX
+            } else {
+                num_teams as u32
+            };
+            ([teams, 0, 0], [thread_limit.max(0) as u32, 0, 0], 0)
+        };
+        if version == 0 && ka.flags & super::language::FLAG_IS_CUDA == 0 {
+            // No compiler emits version 0 (clang 15 and 16 emit 1, 17 emits 2, 18 and later 3);
+            // LLVM 22's llvmLaunchKernel launches with version 0 and the IsCUDA flag.
+            report(format_args!(
+                "KernelArgs Version is 0, which no compiler emits (1 to 3): the region is not launched"
+            ));
+            outcome(rt, false, loc);
+            return OFFLOAD_FAIL;
+        }
+        if ka.num_args > i32::MAX as u32 {
+            // LLVM 19 stops with "LLVM ERROR: SmallVector unable to grow" here.
+            report(format_args!(
+                "KernelArgs NumArgs is {}, more arguments than a construct can pass (at most {}): the region is not launched",
+                ka.num_args,
+                i32::MAX
+            ));
+            outcome(rt, false, loc);
+            return OFFLOAD_FAIL;
+        }
+        let pushed = TRIPCOUNT.with(|t| t.replace(0));
+        let config = LaunchConfig {
+            version,
+            num_teams: teams,
+            thread_limit: threads,
+            dyn_cgroup_mem: dyn_mem,
+            tripcount: if ka.tripcount != 0 {
+                ka.tripcount
+            } else {
+                pushed
+            },
+            info: 0,
+            language: language.then(|| super::language::launch_params(ka.arg_ptrs.cast())),
+        };
+        // SAFETY: clang passes num_args-element arrays that live for the call.
+        let Some(mut args) = (unsafe {
+            map_args(
+                ka.num_args as i32,
+                ka.arg_base_ptrs,
+                ka.arg_ptrs,
+                ka.arg_sizes,
+                ka.arg_types,
+                ka.arg_names,
+                ka.arg_mappers,
+            )
+        }) else {
+            outcome(rt, false, loc);
+            return OFFLOAD_FAIL;
+        };
+        let src = source_of(loc);
+        // KernelArgs flag bit 0: nowait (the region runs inside a libomp target task).
+        let nowait = nowait || (version >= 2 && ka.flags & 1 != 0);
+        let slot = if nowait {
+            crate::host::target_async_handle()
+        } else {
+            None
+        };
+        let mut ai = begin_async(rt, &dev, slot);
+        let region = ompt::begin(rt, &mut ai, ConstructKind::Target, nowait, loc);
+        let r = rt.target(&dev, host_ptr as usize, &mut args, &config, &src, &mut ai);
+        let r = end_async(ai, slot, r);
+        if r.is_ok() {
+            // A failure dumps the tables once, in `outcome` (LLVM's handleTargetOutcome).
+            rt.dump_tables_after(&src);
+        }
+        outcome(rt, r.is_ok(), loc);
+        rt.end_construct(region);
+        if r.is_ok() {
+            OFFLOAD_SUCCESS
+        } else {
+            OFFLOAD_FAIL
+        }
+    })
 }
 
 export_ra! {

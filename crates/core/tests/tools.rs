@@ -231,7 +231,8 @@ fn a_target_region_reports_each_operation_between_its_begin_and_end() {
     // The initial device is number 2 (two mock devices); a region's id is 1 (the first id),
     // so its tool word is 1001; operation ids follow.
     let expected = vec![
-        "load 0 module 1".to_string(),
+        // A device's first image is module 0, as LLVM 19 and 22 number it.
+        "load 0 module 0".to_string(),
         "begin Target nowait=false dev=0 codeptr=0xc0de data=1001".into(),
         format!("  begin Alloc src={hx:#x}@2 dst=0x0@0 bytes=4 region=1001 codeptr=0xc0de op=7002"),
         format!(
@@ -278,8 +279,39 @@ fn a_target_region_reports_each_operation_between_its_begin_and_end() {
     fx.rt.unregister(fx.key);
     assert_eq!(
         fx.tool.take(),
-        ["unload 0 module 1", "finalize 0", "finalize 1"]
+        ["unload 0 module 0", "finalize 0", "finalize 1"]
     );
+}
+
+#[test]
+fn module_ids_count_per_device_from_zero_and_are_never_reused() {
+    let fx = fixture(false, false, false);
+    // A second binary (a shared library's image) and the program's, loaded on both devices.
+    let key2 = leak(2u64) as *const u64 as usize;
+    fx.rt.register(key2, &[MAGIC], Vec::new());
+    fx.rt.device(0).unwrap();
+    fx.rt.device(1).unwrap();
+    let loads: Vec<String> = fx
+        .tool
+        .take()
+        .into_iter()
+        .filter(|l| l.starts_with("load"))
+        .collect();
+    assert_eq!(
+        loads,
+        [
+            "load 0 module 0",
+            "load 0 module 1",
+            "load 1 module 0",
+            "load 1 module 1"
+        ]
+    );
+    // The library goes (its ids on both devices) and comes back: a new id on each device.
+    fx.rt.unregister(key2);
+    assert_eq!(fx.tool.take(), ["unload 0 module 1", "unload 1 module 1"]);
+    fx.rt.register(key2, &[MAGIC], Vec::new());
+    fx.rt.device(1).unwrap();
+    assert_eq!(fx.tool.take(), ["load 1 module 2"]);
 }
 
 #[test]

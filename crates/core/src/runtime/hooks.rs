@@ -34,8 +34,7 @@ impl Runtime {
             return;
         }
         for &(key, host_addr, bytes) in loaded {
-            let module_id = self.tools.next_module_id();
-            lock(&self.tools.modules).push((device.id, key, module_id));
+            let module_id = lock(&self.tools.modules).load(device.id, key);
             self.tools.device_load(&DeviceLoad {
                 device: device.id as i32,
                 host_addr,
@@ -47,13 +46,7 @@ impl Runtime {
 
     /// Binary `key`'s image left `device`.
     pub(crate) fn tools_image_unloaded(&self, device: &Device, key: usize) {
-        let id = {
-            let mut modules = lock(&self.tools.modules);
-            let at = modules
-                .iter()
-                .position(|&(d, k, _)| d == device.id && k == key);
-            at.map(|i| modules.swap_remove(i).2)
-        };
+        let id = lock(&self.tools.modules).unload(device.id, key);
         if let Some(id) = id {
             self.tools.device_unload(device.id as i32, id);
         }

@@ -9,9 +9,10 @@
 //! load); every hook point inside it tests a field of its `AsyncInfo` that is `None`.
 //!
 //! Identifiers: every construct and operation gets a correlation id from one counter
-//! starting at 1 (what LLVM 19 gives tools that register the non-EMI callbacks); a subscriber
-//! may keep its own word per construct and per operation (`tool_data`, OMPT's `target_data`
-//! and `host_op_id` of the EMI callbacks).
+//! starting at 1 (the profiler's keys); a subscriber may keep its own word per construct and
+//! per operation (`tool_data`, OMPT's `target_data` and `host_op_id`). The OMPT subscriber
+//! keeps the ids its tool sees in those words (LLVM's ids: drawn only for the non-EMI
+//! callbacks it dispatches), not these.
 
 pub mod profile;
 mod scope;
@@ -131,7 +132,8 @@ pub struct DeviceLoad {
     /// Where the image's bytes lie in the host program.
     pub host_addr: usize,
     pub bytes: usize,
-    /// An id for the loaded image, unique in the process (never 0).
+    /// The loaded image's id on its device: 0 for the device's first image, then 1, 2, …
+    /// (`Modules`).
     pub module_id: u64,
 }
 
@@ -205,14 +207,48 @@ pub trait Subscriber: Send + Sync {
 
 const SLOTS: usize = 4;
 
+/// The module ids of the images loaded on each device. Ids count per device from 0 in load
+/// order and are never reused: the first image a device loads is module 0 (what LLVM 19 and
+/// 22 pass for every image), and each later image on that device (a shared library's, or
+/// one registered again after a `dlclose`) gets an id no other image of the device had, which
+/// `device_unload` repeats.
+#[derive(Debug, Default)]
+pub(crate) struct Modules {
+    /// (device, binary key, module id) of each image loaded now.
+    loaded: Vec<(usize, usize, u64)>,
+    /// The next module id of each device, by device number.
+    next: Vec<u64>,
+}
+
+impl Modules {
+    /// Records binary `key`'s image as loaded on `device`; returns its module id.
+    pub(crate) fn load(&mut self, device: usize, key: usize) -> u64 {
+        if self.next.len() <= device {
+            self.next.resize(device + 1, 0);
+        }
+        let id = self.next[device];
+        self.next[device] += 1;
+        self.loaded.push((device, key, id));
+        id
+    }
+
+    /// Forgets binary `key`'s image on `device`; returns its module id if it was loaded.
+    pub(crate) fn unload(&mut self, device: usize, key: usize) -> Option<u64> {
+        let at = self
+            .loaded
+            .iter()
+            .position(|&(d, k, _)| d == device && k == key)?;
+        Some(self.loaded.swap_remove(at).2)
+    }
+}
+
 /// The subscribers and the correlation-id counter, one per runtime.
 pub struct Tools {
     active: AtomicBool,
     subscribers: [OnceLock<Arc<dyn Subscriber>>; SLOTS],
     next_id: AtomicU64,
-    next_module: AtomicU64,
-    /// Module ids of loaded images: (device, binary key, id).
-    pub(crate) modules: Mutex<Vec<(usize, usize, u64)>>,
+    /// Module ids of loaded images.
+    pub(crate) modules: Mutex<Modules>,
     /// Devices were finalised (the last binary went away); a new registration initialises
     /// them again.
     pub(crate) finalized: AtomicBool,
@@ -224,8 +260,7 @@ impl Default for Tools {
             active: AtomicBool::new(false),
             subscribers: Default::default(),
             next_id: AtomicU64::new(1),
-            next_module: AtomicU64::new(1),
-            modules: Mutex::new(Vec::new()),
+            modules: Mutex::new(Modules::default()),
             finalized: AtomicBool::new(false),
         }
     }
@@ -282,10 +317,6 @@ impl Tools {
     /// A new correlation id.
     pub fn next_id(&self) -> u64 {
         self.next_id.fetch_add(1, Ordering::Relaxed)
-    }
-
-    pub(crate) fn next_module_id(&self) -> u64 {
-        self.next_module.fetch_add(1, Ordering::Relaxed)
     }
 
     /// Whether any subscriber traces `device`.

@@ -23,7 +23,7 @@ use omptarget_core::tools::{
 };
 use std::cell::Cell;
 use std::ffi::{CString, c_char, c_int, c_uint, c_void};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 // ---------------------------------------------------------------- codeptr_ra
@@ -281,6 +281,7 @@ pub(crate) fn connect(rt: &'static Runtime) {
         finalized: AtomicBool::new(false),
         devices: RwLock::new(Vec::new()),
         tracing: AtomicBool::new(false),
+        next_id: AtomicU64::new(1),
     });
     if SUBSCRIBER.set(ompt.clone()).is_ok() {
         rt.tools.subscribe(ompt);
@@ -317,6 +318,11 @@ pub(crate) struct Ompt {
     devices: RwLock<Vec<Option<Arc<OmptDevice>>>>,
     /// Some device's trace was started (constructs look at their device's trace only then).
     pub(crate) tracing: AtomicBool,
+    /// The ids of the non-EMI callbacks (`target_id`, `host_op_id`), as LLVM makes them: one
+    /// counter from 1, drawn only where a non-EMI callback is dispatched without its EMI
+    /// form (a region's id at its begin event, an operation's at its begin), so a tool sees
+    /// the numbers LLVM's runtime gives it, whichever callbacks it registered.
+    next_id: AtomicU64,
 }
 
 thread_local! {
@@ -328,6 +334,10 @@ thread_local! {
 impl Ompt {
     fn live(&self) -> bool {
         !self.finalized.load(Ordering::Acquire)
+    }
+
+    fn next_id(&self) -> u64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed)
     }
 
     /// The device a tool's `ompt_device_t *` names, if it is one of ours.
@@ -476,8 +486,16 @@ impl Subscriber for Ompt {
                 )
             };
         } else if let Some(cb) = self.callbacks.target {
+            // Without the EMI form the region's word holds the runtime's id (LLVM keeps it in
+            // the same `target_data`): the non-EMI data-op and submit callbacks of the
+            // construct pass it as their `target_id`, as an EMI data-op callback would see it.
+            if ep == Endpoint::Begin {
+                // SAFETY: the region's word, valid for the construct, written between its
+                // callbacks only.
+                unsafe { *r.tool_data_ptr() = self.next_id() };
+            }
             // SAFETY: the tool's callback.
-            unsafe { cb(kind, endpoint(ep), r.device, task, r.id, codeptr) };
+            unsafe { cb(kind, endpoint(ep), r.device, task, r.tool_data(), codeptr) };
         }
     }
 
@@ -515,12 +533,15 @@ impl Subscriber for Ompt {
                 )
             };
         } else if let (Some(cb), Endpoint::Begin) = (self.callbacks.data_op, ep) {
-            let target_id = r.map_or(0, |r| r.id);
+            // LLVM's ids: a fresh operation id, and the construct's word as the target id
+            // (the id of the non-EMI target callback, or what the tool set in the EMI one).
+            op.tool_data = self.next_id();
+            let target_id = r.map_or(0, |r| r.tool_data());
             // SAFETY: the tool's callback.
             unsafe {
                 cb(
                     target_id,
-                    op.id,
+                    op.tool_data,
                     kind,
                     src,
                     op.src_device,
@@ -548,8 +569,10 @@ impl Subscriber for Ompt {
                 )
             };
         } else if let (Some(cb), Endpoint::Begin) = (self.callbacks.submit, ep) {
+            // As for data operations: the next id of the same counter, and the construct's word.
+            s.tool_data = self.next_id();
             // SAFETY: the tool's callback.
-            unsafe { cb(r.id, s.id, s.requested_teams) };
+            unsafe { cb(r.tool_data(), s.tool_data, s.requested_teams) };
         }
     }
 
@@ -564,10 +587,11 @@ impl Subscriber for Ompt {
             return;
         }
         if let Some(d) = self.device_by_id(r.device) {
+            let c = &self.callbacks;
             let ids = trace::IdSource {
-                target_emi: self.callbacks.target_emi.is_some(),
-                data_op_emi: self.callbacks.data_op_emi.is_some(),
-                submit_emi: self.callbacks.submit_emi.is_some(),
+                target: c.target_emi.is_some() || c.target.is_some(),
+                data_op: c.data_op_emi.is_some() || c.data_op.is_some(),
+                submit: c.submit_emi.is_some() || c.submit.is_some(),
             };
             d.trace.push(r, d.id, ids);
         }

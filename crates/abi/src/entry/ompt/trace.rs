@@ -248,13 +248,15 @@ impl DeviceTrace {
     }
 }
 
-/// Where a record's `target_id` and `host_op_id` come from: the tool's EMI words when it
-/// registered the EMI callbacks, else the runtime's ids.
+/// Where a record's `target_id` and `host_op_id` come from: the construct's and the
+/// operation's tool words when the tool registered a callback of that kind (EMI: what the
+/// tool set; non-EMI: the id the callback got, which the subscriber keeps in the same word),
+/// else the runtime's internal ids (nothing to correlate with, but distinct).
 #[derive(Clone, Copy)]
 pub(crate) struct IdSource {
-    pub(crate) target_emi: bool,
-    pub(crate) data_op_emi: bool,
-    pub(crate) submit_emi: bool,
+    pub(crate) target: bool,
+    pub(crate) data_op: bool,
+    pub(crate) submit: bool,
 }
 
 fn data_op_kind(kind: DataOpKind) -> c_int {
@@ -262,7 +264,7 @@ fn data_op_kind(kind: DataOpKind) -> c_int {
 }
 
 fn encode(r: &TraceRecord, ids: IdSource) -> RecordOmpt {
-    let target_id = if ids.target_emi {
+    let target_id = if ids.target {
         r.region_tool_data
     } else {
         r.region_id
@@ -280,11 +282,7 @@ fn encode(r: &TraceRecord, ids: IdSource) -> RecordOmpt {
             TARGET_DATA_OP,
             RecordUnion {
                 data_op: RecordDataOp {
-                    host_op_id: if ids.data_op_emi {
-                        r.op_tool_data
-                    } else {
-                        r.op_id
-                    },
+                    host_op_id: if ids.data_op { r.op_tool_data } else { r.op_id },
                     optype: data_op_kind(kind),
                     src_addr: src as *mut c_void,
                     src_device_num: src_device,
@@ -304,11 +302,7 @@ fn encode(r: &TraceRecord, ids: IdSource) -> RecordOmpt {
             TARGET_SUBMIT,
             RecordUnion {
                 kernel: RecordKernel {
-                    host_op_id: if ids.submit_emi {
-                        r.op_tool_data
-                    } else {
-                        r.op_id
-                    },
+                    host_op_id: if ids.submit { r.op_tool_data } else { r.op_id },
                     requested_num_teams: requested_teams,
                     granted_num_teams: granted_teams,
                     end_time: r.end,

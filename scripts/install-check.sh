@@ -37,7 +37,8 @@ grep -A1 'not omptarget-rs' "$work/doctor"
 grep -q "fix: export LD_LIBRARY_PATH=$prefix/lib:" "$work/doctor" || fail "doctor gave no fix"
 
 echo "== upgrade in place"
-target/release/omptarget install --prefix "$prefix" | head -n 1 | grep -q '^upgraded' || fail "a second install did not upgrade"
+again=$(target/release/omptarget install --prefix "$prefix")
+[[ $again == upgraded* ]] || fail "a second install did not upgrade: $again"
 
 if [[ -f /usr/share/lmod/lmod/init/bash ]]; then
   echo "== Lmod: module load omptarget-rs"

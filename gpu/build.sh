@@ -52,6 +52,14 @@ cc_for() {
 }
 
 t0=$(date +%s)
+# ---------------------------------------------------------------- compilers and LLVM 22
+# What a fresh machine lacks, installed first (as scripts/examples.sh and scripts/test.sh do):
+# clang-19, libomp-19-dev (the programs' compiler, LLVM 19's runtime and replay tool), clang-22
+# and LLVM 22's runtime in build/llvm22 (the -foffload-via-llvm programs link -lomptarget from
+# there), libffi-dev, Open MPI (gpu/mpi.sh). Without it a fresh clone failed to link
+# gpu/tools/cuda_via_llvm.cu (`unable to find library -lomptarget`) and `run.sh tools` failed.
+echo "== dependencies (scripts/deps.sh)"
+scripts/deps.sh
 # ---------------------------------------------------------------- CUDA toolchains
 # Each toolchain folder is made here, with the right tools for its ABI, before anything is
 # compiled: the compiler wrapper would otherwise guess the ABI from the folder's name. A folder
@@ -282,7 +290,9 @@ if [[ $target != host ]] && command -v clang-22 >/dev/null; then
     if ! clang-22 -x cuda -foffload-via-llvm --offload-arch="$target" --cuda-path="$cuda_v7" -O2 \
         -Wno-unknown-cuda-version "$src" -o "$out/tools/$(basename "$src" .cu)" \
         -L"$root/build/llvm22/lib" -Xoffload-linker -L"$empty" 2> "$out/tools/$(basename "$src" .cu).log"; then
-      echo "FAILED: tools/$(basename "$src" .cu) (clang-22 -foffload-via-llvm)"; nfail=$((nfail + 1))
+      echo "FAILED: tools/$(basename "$src" .cu) (clang-22 -foffload-via-llvm): $(tail -n 3 "$out/tools/$(basename "$src" .cu).log")"
+      { echo "== tools/$(basename "$src" .cu): clang-22 -foffload-via-llvm"; tail -n 25 "$out/tools/$(basename "$src" .cu).log"; echo; } >> "$fails"
+      nfail=$((nfail + 1))
     fi
   done
   rm -rf "$empty"

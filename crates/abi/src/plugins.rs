@@ -10,6 +10,7 @@ use std::sync::Arc;
 pub fn default_plugins(config: &Config) -> Vec<Arc<dyn Plugin>> {
     let mut plugins: Vec<Arc<dyn Plugin>> = Vec::new();
     // LLVM's order: GPUs first, the host device last.
+    #[cfg(feature = "cuda")]
     if !config.disable_cuda_plugin {
         let cuda = omptarget_plugin_cuda::CudaConfig {
             num_teams: config.num_teams.max(0) as u32,

@@ -1,13 +1,18 @@
 //! `omptarget`: the command a user of omptarget-rs runs: `info` (the plugins and their
-//! devices) and `run` (a program on our runtime without set-up, with a trace and a summary).
+//! devices), `run` (a program on our runtime without set-up, with a trace and a summary),
+//! `install` (the runtime into a prefix, with a modulefile) and `doctor` (why offloading does
+//! not do what one expects).
 //!
-//! It may use `omptarget-core` (for `info`) and this crate's library part (`run`, `summary`).
+//! It may use `omptarget-core` (for `info` and `doctor`) and this crate's library part (`run`,
+//! `summary`, `install`).
 //! The project's own tooling (the GPU suite runner, benchmarks against LLVM, driver-API
 //! floors and probes) is `omptarget-suite` (crates/suite), not a verb here.
 
 use clap::{Parser, Subcommand};
 use omptarget::default_plugins;
-use omptarget_cli::run;
+use omptarget_cli::{install, run};
+
+mod doctor;
 use omptarget_core::{Config, NoHostRuntime, Runtime};
 use std::process::ExitCode;
 
@@ -30,6 +35,12 @@ enum Command {
     /// (--trace FILE, Chrome/Perfetto JSON) and a summary at exit (--summary):
     /// `omptarget run [--trace FILE] [--summary] -- PROG ARGS`.
     Run(run::Options),
+    /// Installs the runtime into a prefix: DIR/lib/libomptarget.so.19.1 (and .22.1, a link to
+    /// it), DIR/bin/omptarget, the documentation and an Lmod modulefile. Re-run to upgrade.
+    Install(install::Options),
+    /// Says which runtime and devices a program would get, and why offloading may not happen,
+    /// each problem with the line that fixes it: `omptarget doctor [PROGRAM]`.
+    Doctor(doctor::Options),
 }
 
 fn main() -> ExitCode {
@@ -46,6 +57,25 @@ fn main() -> ExitCode {
                 ExitCode::from(127)
             }
         },
+        Command::Install(options) => match install::install(&options) {
+            Ok(text) => {
+                print!("{text}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("omptarget install: {e}");
+                ExitCode::FAILURE
+            }
+        },
+        Command::Doctor(options) => {
+            let report = doctor::doctor(&options);
+            print!("{}", report.render());
+            if report.problems() == 0 {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
     }
 }
 

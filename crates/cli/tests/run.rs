@@ -14,6 +14,20 @@ fn repo_root() -> PathBuf {
         .to_path_buf()
 }
 
+/// The runtime library cargo built for this test (`cargo test -p omptarget-cli` leaves it in
+/// `deps/`; a workspace build also beside the command).
+fn library() -> PathBuf {
+    let exe = PathBuf::from(env!("CARGO_BIN_EXE_omptarget"));
+    let dir = exe.parent().unwrap();
+    [
+        dir.join("deps/libomptarget.so"),
+        dir.join("libomptarget.so"),
+    ]
+    .into_iter()
+    .find(|p| p.is_file())
+    .expect("cargo builds libomptarget.so (omptarget-abi) for the command")
+}
+
 fn scratch(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("omptarget-run-test-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
@@ -57,6 +71,7 @@ fn a_program_runs_on_our_library_with_a_trace_and_a_summary() {
     let exe = program(&dir);
     let trace = dir.join("trace.json");
     let o = Command::new(env!("CARGO_BIN_EXE_omptarget"))
+        .env("OMPTARGET_RS_LIB", library())
         .current_dir(&dir)
         .env_remove("LD_LIBRARY_PATH")
         .env("LIBOMPTARGET_PROFILE_GRANULARITY", "0")
@@ -133,6 +148,7 @@ fn the_event_names_llvm_19_writes() {
     assert!(o.status.success());
     let ours = dir.join("ours.json");
     let o = Command::new(env!("CARGO_BIN_EXE_omptarget"))
+        .env("OMPTARGET_RS_LIB", library())
         .env("LIBOMPTARGET_PROFILE_GRANULARITY", "0")
         .args(["run", "--trace"])
         .arg(&ours)

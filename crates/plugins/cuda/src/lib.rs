@@ -28,4 +28,4 @@ mod timing;
 pub use config::CudaConfig;
 pub use device::launch::{launch_param_buffer, param_bytes};
 pub use driver::compute_sanitizer_attached;
-pub use plugin::CudaPlugin;
+pub use plugin::{CudaPlugin, why_no_devices};

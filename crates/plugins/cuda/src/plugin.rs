@@ -22,6 +22,24 @@ impl CudaPlugin {
     }
 }
 
+/// Why the plugin sees no GPU on this machine, in words for a user, or `None` when it sees
+/// some (the plugin itself stays quiet about it; `omptarget doctor` says it).
+pub fn why_no_devices() -> Option<String> {
+    if !driver::driver_present() {
+        return Some(
+            "the NVIDIA driver's library libcuda.so.1 cannot be loaded (no NVIDIA driver here, or its folder is not on the loader's path)"
+                .into(),
+        );
+    }
+    match probe() {
+        Ok(archs) if archs.is_empty() => Some(
+            "the CUDA driver is loaded but reports no GPU (none visible to this process: CUDA_VISIBLE_DEVICES, or the container)".into(),
+        ),
+        Ok(_) => None,
+        Err(e) => Some(format!("the CUDA driver is loaded but does not start: {e}")),
+    }
+}
+
 fn probe() -> Result<Vec<u32>> {
     if !driver::driver_present() {
         return Ok(Vec::new());

@@ -98,6 +98,9 @@ impl std::fmt::Debug for Runtime {
 impl Runtime {
     pub fn new(config: Config, plugins: Vec<Arc<dyn Plugin>>, host: Box<dyn HostRuntime>) -> Self {
         let n = plugins.len();
+        // OMPTARGET_RS_PROFILE=1: read now, so that the table of locks found held is printed at
+        // exit whatever the backend (omptarget_plugin::contention).
+        omptarget_plugin::contention::profile::enabled();
         let tools: Arc<crate::tools::Tools> = Arc::default();
         if let Some(path) = &config.profile {
             // LIBOMPTARGET_PROFILE: the profiler listens from the start (devices included).

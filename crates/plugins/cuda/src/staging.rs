@@ -32,9 +32,14 @@ use crate::driver::{CUcontext, CUdeviceptr, CUstream, call, make_current};
 use batch::Batch;
 use buffers::{Pool, Slot};
 use cudarc::driver::sys;
+use omptarget_plugin::contention::{Lock, Site};
 use omptarget_plugin::{Error, Result};
 use std::collections::HashMap;
 use std::sync::Mutex;
+
+/// The staging locks, counted when found held (`OMPTARGET_RS_PROFILE=1`).
+static POOL: Site = Site::new("cuda: staging buffers");
+static PENDING: Site = Site::new("cuda: staging records");
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Copies up to this size take one buffer and need no event.
@@ -96,8 +101,8 @@ pub struct Staging {
     batched: AtomicUsize,
     /// Bytes of large copies to or from pageable memory so far (see [`Staging::worth_it`]).
     pageable_bytes: AtomicUsize,
-    pool: Mutex<Pool>,
-    pending: Mutex<HashMap<usize, PerStream>>,
+    pool: Lock<Pool>,
+    pending: Lock<HashMap<usize, PerStream>>,
 }
 
 // SAFETY: the context handle is only passed to the driver, which accepts it from any thread.
@@ -134,8 +139,8 @@ impl Staging {
             batch_api: std::sync::atomic::AtomicBool::new(true),
             batched: AtomicUsize::new(0),
             pageable_bytes: AtomicUsize::new(0),
-            pool: Mutex::new(Pool::default()),
-            pending: Mutex::new(HashMap::new()),
+            pool: Lock::with_default(&POOL),
+            pending: Lock::with_default(&PENDING),
         }
     }
 
@@ -246,17 +251,12 @@ impl Staging {
                 // Maybe queued, maybe not: the buffer is free again only after the stream.
                 self.pending
                     .lock()
-                    .unwrap_or_else(|e| e.into_inner())
                     .entry(stream)
                     .or_default()
                     .release
                     .push(slot);
             } else {
-                self.pool
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .in_flight
-                    .push(slot);
+                self.pool.lock().in_flight.push(slot);
             }
             r
         };
@@ -393,7 +393,6 @@ impl Staging {
         if !chunks.is_empty() {
             self.pending
                 .lock()
-                .unwrap_or_else(|e| e.into_inner())
                 .entry(s as usize)
                 .or_default()
                 .landings
@@ -416,7 +415,7 @@ impl Staging {
         }
         // The stream's work is taken out; the emptied vectors go back afterwards.
         let (mut landings, mut release) = {
-            let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+            let mut pending = self.pending.lock();
             match pending.get_mut(&stream) {
                 Some(ps) if !(ps.landings.copies.is_empty() && ps.release.is_empty()) => (
                     std::mem::take(&mut ps.landings),
@@ -442,7 +441,7 @@ impl Staging {
                 .chain(release.drain(..)),
         );
         landings.copies.clear();
-        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let mut pending = self.pending.lock();
         if let Some(ps) = pending.get_mut(&stream)
             && ps.landings.copies.is_empty()
             && ps.release.is_empty()
@@ -509,7 +508,7 @@ mod tests {
         let stream = 7;
         for round in 0..2 {
             {
-                let mut pending = st.pending.lock().unwrap();
+                let mut pending = st.pending.lock();
                 let ps = pending.entry(stream).or_default();
                 for (k, b) in bufs.iter_mut().enumerate() {
                     let slot = Slot {
@@ -531,13 +530,13 @@ mod tests {
             st.finish(stream, Some(&mut wait)).unwrap();
             assert_eq!(waits, 1, "round {round}");
             assert_eq!(home, [2, 2, 3, 3, 3, 3], "round {round}");
-            let pending = st.pending.lock().unwrap();
+            let pending = st.pending.lock();
             let ps = &pending[&stream];
             assert!(ps.landings.copies.is_empty() && ps.landings.chunks.is_empty());
             assert!(ps.landings.chunks.capacity() >= 3, "capacity kept");
             drop(pending);
             // The buffers went back to the pool (reused, not freed: they are not CUDA's here).
-            st.pool.lock().unwrap().free[0].clear();
+            st.pool.lock().free[0].clear();
             home = [0; 6];
         }
         // Nothing pending: finish only waits.

@@ -48,7 +48,7 @@ impl Staging {
         // Batches are issued with the lock held: another thread may flush this stream (an
         // event recorded on it for a cross-queue wait) while its owner queues more work, and
         // the stream must see the batches in the order they were closed.
-        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let mut pending = self.pending.lock();
         let ps = pending.entry(stream).or_default();
         keep(ps);
         let s = stream as CUstream;
@@ -75,7 +75,7 @@ impl Staging {
         }
         // Issued with the lock held (see `queue_small`): a concurrent flush of the same stream
         // must not queue anything between taking this batch and issuing it.
-        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let mut pending = self.pending.lock();
         match pending.get_mut(&stream) {
             Some(ps) if !ps.batch.sizes.is_empty() => {
                 self.issue_batch(&mut ps.batch, stream as CUstream)

@@ -11,7 +11,7 @@ use crate::mapping::{Entry, MappingTable};
 use crate::message::{Addr, report};
 use crate::trace::{self, SourceLoc};
 use images::Loads;
-use omptarget_plugin::contention::{Lock, Site};
+use omptarget_plugin::contention::{Lock, Padded, Site};
 use omptarget_plugin::memory_manager::MemoryManager;
 use omptarget_plugin::{
     AllocKind, CopyKind, Device as Backend, DevicePtr, EventId, Plugin, QueueId,
@@ -58,14 +58,17 @@ pub struct Device {
     loaded_generation: AtomicU64,
     loads: Mutex<Loads>,
     loads_done: Condvar,
-    kernels: RwLock<omptarget_plugin::addr_map::AddrMap<usize, Kernel>>,
-    pub(crate) table: Lock<MappingTable>,
+    // The locks every construct takes (and the kernel table's lock, whose readers write its
+    // state word) each on lines of their own: every thread writes them, while the fields
+    // beside them (the backend, the loaded generation) are only read on a construct's path.
+    kernels: Padded<RwLock<omptarget_plugin::addr_map::AddrMap<usize, Kernel>>>,
+    pub(crate) table: Padded<Lock<MappingTable>>,
     /// Device allocations of entries that left the table while other constructs' queued work
     /// still used them: (allocation, constructs still to synchronise). The last of those
     /// frees it (see `AsyncInfo::end_marks`).
     pub(crate) zombies: Lock<Vec<(usize, u32)>>,
-    queues: Lock<Vec<QueueId>>,
-    events: Lock<Vec<EventId>>,
+    queues: Padded<Lock<Vec<QueueId>>>,
+    events: Padded<Lock<Vec<EventId>>>,
     /// Size-class cache for backends that cannot order allocation on a queue.
     memory_manager: OnceLock<Option<MemoryManager>>,
     mm_threshold: usize,
@@ -102,11 +105,11 @@ impl Device {
             loaded_generation: AtomicU64::new(0),
             loads: Mutex::new(Loads::default()),
             loads_done: Condvar::new(),
-            kernels: RwLock::new(omptarget_plugin::addr_map::addr_map()),
-            table: Lock::new(&TABLE, MappingTable::new()),
+            kernels: Padded(RwLock::new(omptarget_plugin::addr_map::addr_map())),
+            table: Padded(Lock::new(&TABLE, MappingTable::new())),
             zombies: Lock::new(&ZOMBIES, Vec::new()),
-            queues: Lock::new(&QUEUES, Vec::new()),
-            events: Lock::new(&EVENTS, Vec::new()),
+            queues: Padded(Lock::new(&QUEUES, Vec::new())),
+            events: Padded(Lock::new(&EVENTS, Vec::new())),
             memory_manager: OnceLock::new(),
             mm_threshold: config.memory_manager_threshold,
             api_blocks: Mutex::new(std::collections::HashSet::new()),

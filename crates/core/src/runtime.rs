@@ -59,7 +59,9 @@ pub struct Runtime {
     plugin_used: Mutex<Vec<bool>>,
     registry: RwLock<Registry>,
     generation: AtomicU64,
-    devices: RwLock<Vec<Arc<Device>>>,
+    /// Read-locked by every construct (readers write the lock's state word): on lines of its
+    /// own, away from the configuration and generation every construct reads.
+    devices: omptarget_plugin::contention::Padded<RwLock<Vec<Arc<Device>>>>,
     policy: OnceLock<Policy>,
     pub(crate) requirements: Requirements,
     /// `LIBOMPTARGET_INFO`, changeable by `__tgt_set_info_flag`.
@@ -116,7 +118,7 @@ impl Runtime {
             plugin_used: Mutex::new(vec![false; n]),
             registry: RwLock::new(Registry::default()),
             generation: AtomicU64::new(1),
-            devices: RwLock::new(Vec::new()),
+            devices: omptarget_plugin::contention::Padded(RwLock::new(Vec::new())),
             policy: OnceLock::new(),
             requirements: Requirements::default(),
             info: AtomicU32::new(config.info),

@@ -121,6 +121,26 @@ impl<T: std::fmt::Debug> std::fmt::Debug for Lock<T> {
     }
 }
 
+/// A value on cache lines of its own (128 bytes: two lines, as adjacent-line prefetching
+/// pulls pairs). For a lock or atomic that every thread writes, so that the fields beside it,
+/// which threads only read, do not bounce between cores with it.
+#[repr(align(128))]
+#[derive(Debug, Default)]
+pub struct Padded<T>(pub T);
+
+impl<T> std::ops::Deref for Padded<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T> std::ops::DerefMut for Padded<T> {
+    fn deref_mut(&mut self) -> &mut T {
+        &mut self.0
+    }
+}
+
 /// The table printed at exit: one row per lock that was found held, most waited-for first.
 pub fn report() -> String {
     let mut sites: Vec<&Site> = SITES.lock().unwrap_or_else(|e| e.into_inner()).clone();

@@ -9,7 +9,7 @@
 //! stream waits on that stream's list until the stream is found complete, then any stream may
 //! take it, so reuse never races with work still queued.
 
-use omptarget_plugin::contention::{Lock, Site};
+use omptarget_plugin::contention::{Lock, Padded, Site};
 use std::collections::HashMap;
 
 static CACHE: Site = Site::new("cuda: small-block cache");
@@ -30,7 +30,8 @@ struct Inner {
 
 pub struct BlockCache {
     threshold: usize,
-    inner: Lock<Inner>,
+    /// Apart from `threshold`, which every allocation reads.
+    inner: Padded<Lock<Inner>>,
 }
 
 fn class_size(class: usize) -> usize {
@@ -41,7 +42,7 @@ impl BlockCache {
     pub fn new(threshold: usize) -> Self {
         Self {
             threshold,
-            inner: Lock::with_default(&CACHE),
+            inner: Padded(Lock::with_default(&CACHE)),
         }
     }
 

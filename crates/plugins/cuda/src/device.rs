@@ -19,7 +19,7 @@ use crate::kernel::{self, KernelInfo};
 use crate::{blocks, pool, staging, timing};
 use cudarc::driver::sys;
 use module::Module;
-use omptarget_plugin::contention::{Lock, Site};
+use omptarget_plugin::contention::{Lock, Padded, Site};
 use omptarget_plugin::pool_policy::PoolPolicy;
 use omptarget_plugin::record::RecordRegion;
 use omptarget_plugin::{
@@ -42,7 +42,9 @@ pub(crate) struct CudaDevice {
     /// Streams for allocations and copies that come without a queue.
     internal: Lock<Vec<CUstream>>,
     modules: Mutex<Vec<Option<Module>>>,
-    kernels: RwLock<Vec<KernelInfo>>,
+    /// Read-locked by every launch (readers write the lock's state word): on lines of its own,
+    /// away from the fields launches only read.
+    kernels: Padded<RwLock<Vec<KernelInfo>>>,
     staging: staging::Staging,
     blocks: Arc<blocks::BlockCache>,
     limits: kernel::LimitsWithEnv,
@@ -245,7 +247,7 @@ impl CudaDevice {
             pool,
             internal: Lock::with_default(&INTERNAL),
             modules: Mutex::new(Vec::new()),
-            kernels: RwLock::new(Vec::new()),
+            kernels: Padded(RwLock::new(Vec::new())),
             blocks,
             staging: staging::Staging::new(
                 ctx,

@@ -32,7 +32,7 @@ use crate::driver::{CUcontext, CUdeviceptr, CUstream, call, make_current};
 use batch::Batch;
 use buffers::{Pool, Slot};
 use cudarc::driver::sys;
-use omptarget_plugin::contention::{Lock, Site};
+use omptarget_plugin::contention::{Lock, Padded, Site};
 use omptarget_plugin::{Error, Result};
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -99,7 +99,8 @@ pub struct Staging {
     batch_api: std::sync::atomic::AtomicBool,
     /// Bytes of large copies to or from pageable memory so far (see [`Staging::worth_it`]).
     pageable_bytes: AtomicUsize,
-    pool: Lock<Pool>,
+    /// Apart from the settings every copy reads.
+    pool: Padded<Lock<Pool>>,
     /// Each stream's staged work, in the shard of its stream.
     shards: Box<[Shard]>,
 }
@@ -158,7 +159,7 @@ impl Staging {
             batching,
             batch_api: std::sync::atomic::AtomicBool::new(true),
             pageable_bytes: AtomicUsize::new(0),
-            pool: Lock::with_default(&POOL),
+            pool: Padded(Lock::with_default(&POOL)),
             shards: (0..SHARDS)
                 .map(|_| Shard {
                     batched: AtomicUsize::new(0),

@@ -75,6 +75,10 @@ impl Constructs<'_> {
             args.types,
             args.names,
         );
+        // The launch needs the queue anyway: taken now, before the entry half locks the
+        // mapping table, so that the queue pool's lock (or a new stream) is not waited for with
+        // the table held. A failure is left to the first use, which reports it as before.
+        let _ = ai.queue();
         let mut taken = super::data::Taken::default();
         if let Err(e) = self.enter_construct(dev, args, ai, &mut taken) {
             self.give_back(dev, &taken, ai);

@@ -198,11 +198,14 @@ pub fn create_event() -> Result<sys::CUevent> {
 /// `OMPTARGET_RS_PROFILE=1`: host time spent in each driver entry point, printed at exit
 /// (before the table of locks found held, `omptarget_plugin::contention`).
 pub mod profile {
+    use omptarget_plugin::contention::{Lock, Site};
     use std::collections::HashMap;
-    use std::sync::Mutex;
     use std::time::Instant;
 
-    static TOTALS: Mutex<Option<HashMap<&'static str, (u64, u128)>>> = Mutex::new(None);
+    /// Taken after every driver call while profiling: itself a place where threads meet, so
+    /// counted like the others (a call's time is taken before it, so its waits show only here).
+    static TOTALS_SITE: Site = Site::new("cuda: driver-call profile (profiling only)");
+    static TOTALS: Lock<Option<HashMap<&'static str, (u64, u128)>>> = Lock::new(&TOTALS_SITE, None);
 
     fn enabled() -> bool {
         use std::sync::atomic::{AtomicBool, Ordering};
@@ -222,7 +225,7 @@ pub mod profile {
     pub fn record(what: &'static str, started: Option<Instant>) {
         let Some(t) = started else { return };
         let ns = t.elapsed().as_nanos();
-        let mut totals = TOTALS.lock().unwrap_or_else(|e| e.into_inner());
+        let mut totals = TOTALS.lock();
         let e = totals
             .get_or_insert_with(HashMap::new)
             .entry(what)
@@ -232,7 +235,7 @@ pub mod profile {
     }
 
     fn print_at_exit() {
-        let totals = TOTALS.lock().unwrap_or_else(|e| e.into_inner());
+        let totals = TOTALS.lock();
         let Some(t) = totals.as_ref() else { return };
         let mut rows: Vec<_> = t.iter().collect();
         rows.sort_by_key(|r| std::cmp::Reverse(r.1.1));

@@ -86,7 +86,7 @@ static void threads8_alloc64m(long n) {
 
 /* T host threads, each running small `map(tofrom: 64 B)` regions on its own buffer: the
    aggregate time per region shows whether throughput scales or collapses on a lock. */
-static double bufs[64][8];
+static double bufs[128][8];
 static void threads_map64(long n, int t) {
 #pragma omp parallel num_threads(t)
   {
@@ -98,7 +98,9 @@ static void threads_map64(long n, int t) {
   }
 }
 static void threads16_map64(long n) { threads_map64(n, 16); }
+static void threads32_map64(long n) { threads_map64(n, 32); }
 static void threads64_map64(long n) { threads_map64(n, 64); }
+static void threads128_map64(long n) { threads_map64(n, 128); }
 
 static void tofrom64m(long n) {
   double *a = big;
@@ -157,8 +159,11 @@ int main(int argc, char **argv) {
       {"tofrom64MiB_pageable", tofrom64m, 20, 1},
       {"arrays16x1KiB", arrays16, 1000, 1},
       {"nowait32x4MiB", nowait32_4m, 5, 32},
+      /* 16000 regions per repetition at every thread count: the 16/32/64/128 curve */
       {"threads16_map64B", threads16_map64, 1000, 16},
+      {"threads32_map64B", threads32_map64, 500, 32},
       {"threads64_map64B", threads64_map64, 250, 64},
+      {"threads128_map64B", threads128_map64, 125, 128},
   };
   int ran = 0;
   for (size_t i = 0; i < sizeof s / sizeof s[0]; ++i) {

@@ -194,7 +194,7 @@ impl Runtime {
     /// Both look one byte up as LLVM 19 does, which reports the lookup (`LIBOMPTARGET_INFO`
     /// 0x02, "update suppressed").
     pub fn mapped_ptr(&self, dev: &crate::device::Device, ptr: usize) -> Option<usize> {
-        let table = crate::device::lock(&dev.table);
+        let table = dev.table.lock();
         let e = table.containing(ptr, 1).and_then(|id| table.get(id))?;
         trace::mapping_looked_up(self.info_level(), dev.id, e, ptr, 1);
         Some(e.tgt_ptr(ptr))
@@ -223,7 +223,7 @@ impl Runtime {
         tgt: usize,
         size: usize,
     ) -> Result<()> {
-        let mut table = crate::device::lock(&dev.table);
+        let mut table = dev.table.lock();
         if let Some(e) = table.get(host) {
             if e.host_end == host + size && e.tgt_begin == tgt {
                 return Ok(());
@@ -263,7 +263,7 @@ impl Runtime {
     }
 
     fn disassociate(&self, dev: &crate::device::Device, host: usize) -> Result<()> {
-        let mut table = crate::device::lock(&dev.table);
+        let mut table = dev.table.lock();
         let Some(e) = table.get(host) else {
             return Err(Error::InvalidArgument("Association not found".into()));
         };

@@ -11,6 +11,7 @@ use crate::mapping::{Entry, MappingTable};
 use crate::message::{Addr, report};
 use crate::trace::{self, SourceLoc};
 use images::Loads;
+use omptarget_plugin::contention::{Lock, Padded, Site};
 use omptarget_plugin::memory_manager::MemoryManager;
 use omptarget_plugin::{
     AllocKind, CopyKind, Device as Backend, DevicePtr, EventId, Plugin, QueueId,
@@ -24,6 +25,12 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, RwLock};
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
+
+/// The locks of a construct's path, counted when found held (`OMPTARGET_RS_PROFILE=1`).
+static TABLE: Site = Site::new("core: mapping table");
+static ZOMBIES: Site = Site::new("core: retired allocations");
+static QUEUES: Site = Site::new("core: queue pool");
+static EVENTS: Site = Site::new("core: event pool");
 
 /// What a device does with its kernels under record and replay (`record.rs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,14 +58,17 @@ pub struct Device {
     loaded_generation: AtomicU64,
     loads: Mutex<Loads>,
     loads_done: Condvar,
-    kernels: RwLock<omptarget_plugin::addr_map::AddrMap<usize, Kernel>>,
-    pub(crate) table: Mutex<MappingTable>,
+    // The locks every construct takes (and the kernel table's lock, whose readers write its
+    // state word) each on lines of their own: every thread writes them, while the fields
+    // beside them (the backend, the loaded generation) are only read on a construct's path.
+    kernels: Padded<RwLock<omptarget_plugin::addr_map::AddrMap<usize, Kernel>>>,
+    pub(crate) table: Padded<Lock<MappingTable>>,
     /// Device allocations of entries that left the table while other constructs' queued work
     /// still used them: (allocation, constructs still to synchronise). The last of those
     /// frees it (see `AsyncInfo::end_marks`).
-    pub(crate) zombies: Mutex<Vec<(usize, u32)>>,
-    queues: Mutex<Vec<QueueId>>,
-    events: Mutex<Vec<EventId>>,
+    pub(crate) zombies: Lock<Vec<(usize, u32)>>,
+    queues: Padded<Lock<Vec<QueueId>>>,
+    events: Padded<Lock<Vec<EventId>>>,
     /// Size-class cache for backends that cannot order allocation on a queue.
     memory_manager: OnceLock<Option<MemoryManager>>,
     mm_threshold: usize,
@@ -95,11 +105,11 @@ impl Device {
             loaded_generation: AtomicU64::new(0),
             loads: Mutex::new(Loads::default()),
             loads_done: Condvar::new(),
-            kernels: RwLock::new(omptarget_plugin::addr_map::addr_map()),
-            table: Mutex::new(MappingTable::new()),
-            zombies: Mutex::new(Vec::new()),
-            queues: Mutex::new(Vec::new()),
-            events: Mutex::new(Vec::new()),
+            kernels: Padded(RwLock::new(omptarget_plugin::addr_map::addr_map())),
+            table: Padded(Lock::new(&TABLE, MappingTable::new())),
+            zombies: Lock::new(&ZOMBIES, Vec::new()),
+            queues: Padded(Lock::new(&QUEUES, Vec::new())),
+            events: Padded(Lock::new(&EVENTS, Vec::new())),
             memory_manager: OnceLock::new(),
             mm_threshold: config.memory_manager_threshold,
             api_blocks: Mutex::new(std::collections::HashSet::new()),
@@ -169,13 +179,13 @@ impl Device {
         let Some(Ok(backend)) = self.backend.get() else {
             return;
         };
-        let entries = lock(&self.table).drain();
+        let entries = self.table.lock().drain();
         for e in entries {
             if e.owns_allocation {
                 let _ = self.free_raw(backend.as_ref(), e.tgt_alloc, AllocKind::Device, None);
             }
         }
-        for (alloc, _) in std::mem::take(&mut *lock(&self.zombies)) {
+        for (alloc, _) in std::mem::take(&mut *self.zombies.lock()) {
             let _ = self.free_raw(backend.as_ref(), alloc, AllocKind::Device, None);
         }
         if let Some(mm) = self.memory_manager.get().and_then(Option::as_ref) {
@@ -184,16 +194,16 @@ impl Device {
             }
         }
         backend.release_cached_memory();
-        for q in std::mem::take(&mut *lock(&self.queues)) {
+        for q in std::mem::take(&mut *self.queues.lock()) {
             let _ = backend.destroy_queue(q);
         }
-        for e in std::mem::take(&mut *lock(&self.events)) {
+        for e in std::mem::take(&mut *self.events.lock()) {
             let _ = backend.destroy_event(e);
         }
     }
 
     pub(crate) fn acquire_queue(&self) -> Result<QueueId> {
-        if let Some(q) = lock(&self.queues).pop() {
+        if let Some(q) = self.queues.lock().pop() {
             return Ok(q);
         }
         self.backend()?
@@ -202,13 +212,13 @@ impl Device {
     }
 
     pub(crate) fn release_queue(&self, queue: QueueId) {
-        lock(&self.queues).push(queue);
+        self.queues.lock().push(queue);
     }
 
     /// Creates `n` queues up front (`LIBOMPTARGET_NUM_INITIAL_STREAMS`).
     pub(crate) fn prefill_queues(&self, n: usize) {
         let Ok(backend) = self.backend() else { return };
-        let mut queues = lock(&self.queues);
+        let mut queues = self.queues.lock();
         while queues.len() < n {
             match backend.create_queue() {
                 Ok(q) => queues.push(q),
@@ -218,7 +228,7 @@ impl Device {
     }
 
     pub(crate) fn acquire_event(&self) -> Result<EventId> {
-        if let Some(e) = lock(&self.events).pop() {
+        if let Some(e) = self.events.lock().pop() {
             return Ok(e);
         }
         self.backend()?
@@ -227,7 +237,7 @@ impl Device {
     }
 
     pub(crate) fn release_event(&self, event: EventId) {
-        lock(&self.events).push(event);
+        self.events.lock().push(event);
     }
 
     /// Allocates device memory for a mapping or an API call.
@@ -372,7 +382,9 @@ impl Device {
         if level & info::DATA_TRANSFER == 0 {
             return;
         }
-        let name = lock(&self.table)
+        let name = self
+            .table
+            .lock()
             .lookup_for_trace(host, size)
             .and_then(|e| e.name);
         trace::transfer(level, self.id, to_device, host, tgt, size, name);
@@ -383,7 +395,7 @@ impl Device {
         let mut text = String::new();
         let prefix = format!("omptarget device {} info: ", self.id);
         {
-            let table = lock(&self.table);
+            let table = self.table.lock();
             if table.is_empty() {
                 text.push_str(&format!(
                     "{prefix}OpenMP Host-Device pointer mappings table empty\n"
@@ -426,12 +438,12 @@ impl Device {
 impl Device {
     /// A copy of every mapping entry, in host address order.
     pub fn mappings(&self) -> Vec<Entry> {
-        lock(&self.table).iter().cloned().collect()
+        self.table.lock().iter().cloned().collect()
     }
 
     /// Checks the mapping table's invariants ([`MappingTable::check_invariants`]).
     pub fn check_table(&self) -> std::result::Result<(), String> {
-        lock(&self.table).check_invariants()
+        self.table.lock().check_invariants()
     }
 
     /// Device blocks the size-class cache keeps for reuse (owned by no mapping).
@@ -445,6 +457,6 @@ impl Device {
     /// Allocations of entries that left the table while other constructs' queued work still
     /// used them (freed when the last of those completes; 0 when no construct is in flight).
     pub fn deferred_frees(&self) -> usize {
-        lock(&self.zombies).len()
+        self.zombies.lock().len()
     }
 }

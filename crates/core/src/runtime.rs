@@ -59,7 +59,9 @@ pub struct Runtime {
     plugin_used: Mutex<Vec<bool>>,
     registry: RwLock<Registry>,
     generation: AtomicU64,
-    devices: RwLock<Vec<Arc<Device>>>,
+    /// Read-locked by every construct (readers write the lock's state word): on lines of its
+    /// own, away from the configuration and generation every construct reads.
+    devices: omptarget_plugin::contention::Padded<RwLock<Vec<Arc<Device>>>>,
     policy: OnceLock<Policy>,
     pub(crate) requirements: Requirements,
     /// `LIBOMPTARGET_INFO`, changeable by `__tgt_set_info_flag`.
@@ -98,6 +100,9 @@ impl std::fmt::Debug for Runtime {
 impl Runtime {
     pub fn new(config: Config, plugins: Vec<Arc<dyn Plugin>>, host: Box<dyn HostRuntime>) -> Self {
         let n = plugins.len();
+        // OMPTARGET_RS_PROFILE=1: read now, so that the table of locks found held is printed at
+        // exit whatever the backend (omptarget_plugin::contention).
+        omptarget_plugin::contention::profile::enabled();
         let tools: Arc<crate::tools::Tools> = Arc::default();
         if let Some(path) = &config.profile {
             // LIBOMPTARGET_PROFILE: the profiler listens from the start (devices included).
@@ -113,7 +118,7 @@ impl Runtime {
             plugin_used: Mutex::new(vec![false; n]),
             registry: RwLock::new(Registry::default()),
             generation: AtomicU64::new(1),
-            devices: RwLock::new(Vec::new()),
+            devices: omptarget_plugin::contention::Padded(RwLock::new(Vec::new())),
             policy: OnceLock::new(),
             requirements: Requirements::default(),
             info: AtomicU32::new(config.info),

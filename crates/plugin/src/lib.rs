@@ -7,6 +7,7 @@
 //! out and takes them back, and the core never dereferences them.
 
 pub mod addr_map;
+pub mod contention;
 pub mod elf;
 mod error;
 pub mod memory_manager;

@@ -14,8 +14,10 @@
 
 use crate::DevicePtr;
 use crate::addr_map::{AddrMap, addr_map};
+use crate::contention::{Lock, Site};
 use std::collections::VecDeque;
-use std::sync::Mutex;
+
+static STATE: Site = Site::new("plugin: memory manager");
 
 /// LLVM's default threshold (8 KiB).
 pub const DEFAULT_THRESHOLD: usize = 1 << 13;
@@ -25,7 +27,7 @@ pub const DEFAULT_THRESHOLD: usize = 1 << 13;
 #[derive(Debug)]
 pub struct MemoryManager {
     threshold: usize,
-    state: Mutex<State>,
+    state: Lock<State>,
 }
 
 #[derive(Debug, Default)]
@@ -39,15 +41,18 @@ impl MemoryManager {
     pub fn new(threshold: usize) -> Self {
         Self {
             threshold,
-            state: Mutex::new(State {
-                free: addr_map(),
-                in_use: addr_map(),
-            }),
+            state: Lock::new(
+                &STATE,
+                State {
+                    free: addr_map(),
+                    in_use: addr_map(),
+                },
+            ),
         }
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        self.state.lock()
     }
 
     /// Whether requests of `size` bytes go through the cache.

@@ -394,8 +394,9 @@ pub fn run(which: &str, reps: usize, print: bool, kernels: bool) -> Result<Vec<F
     let pageable = vec![0u8; 64 * MIB];
     let mut pageable_out = vec![0u8; 64 * MIB];
     let pageable_out_ptr = pageable_out.as_mut_ptr() as usize;
-    let streams: Vec<CUstream> = (0..64).map(|_| stream_new()).collect::<Result<_, _>>()?;
-    let host64s = pinned(64 * 64)?;
+    // One stream and one 64 B pinned buffer per host thread, for up to 128 threads.
+    let streams: Vec<CUstream> = (0..128).map(|_| stream_new()).collect::<Result<_, _>>()?;
+    let host64s = pinned(128 * 64)?;
     // T host threads, each with its own stream and 64 B buffer, each running `n` map64
     // regions (`threadsT_map64B`).
     let threads_map64 = |t: usize| {
@@ -551,10 +552,22 @@ pub fn run(which: &str, reps: usize, print: bool, kernels: bool) -> Result<Vec<F
             f: Box::new(threads_map64(16)),
         },
         Scenario {
+            name: "threads32_map64B",
+            iters: 500,
+            per: 32,
+            f: Box::new(threads_map64(32)),
+        },
+        Scenario {
             name: "threads64_map64B",
             iters: 250,
             per: 64,
             f: Box::new(threads_map64(64)),
+        },
+        Scenario {
+            name: "threads128_map64B",
+            iters: 125,
+            per: 128,
+            f: Box::new(threads_map64(128)),
         },
     ];
     let mut out = Vec::new();
@@ -609,6 +622,37 @@ mod tests {
         }
         assert!(p.ends_with('\0'));
         assert_eq!(p.matches("ld.param.u64 r, [p15]").count(), 1);
+    }
+
+    /// Every scenario of bench/gpu_scenarios.c has a floor of the same name doing as many
+    /// iterations of as many regions (so `--floor` fills every row of the curve, 16 to 128
+    /// threads included).
+    #[test]
+    fn every_gpu_scenario_has_its_floor() {
+        let c = include_str!("../../../bench/gpu_scenarios.c");
+        let floor = include_str!("floor.rs");
+        let rows: Vec<(&str, &str, &str)> = c
+            .lines()
+            .filter_map(|l| {
+                let l = l.trim().strip_prefix("{\"")?.strip_suffix("},")?;
+                let (name, rest) = l.split_once('"')?;
+                let f: Vec<&str> = rest.split(',').map(str::trim).collect();
+                (f.len() == 4).then(|| (name, f[2], f[3]))
+            })
+            .collect();
+        assert!(rows.len() >= 13, "{} scenarios read", rows.len());
+        for t in ["16", "32", "64", "128"] {
+            let name = format!("threads{t}_map64B");
+            assert!(rows.iter().any(|r| r.0 == name), "{name}");
+        }
+        for (name, iters, per) in rows {
+            let want =
+                format!("name: \"{name}\",\n            iters: {iters},\n            per: {per},");
+            assert!(
+                floor.contains(&want),
+                "no floor for {name} ({iters} x {per})"
+            );
+        }
     }
 
     #[test]

@@ -360,7 +360,7 @@ impl Device {
                             loaded.globals.push((*entry, addr))
                         }
                         // Mapped already by another image (weak symbols): the first wins.
-                        Err(_) if lock(&self.table).lookup(entry.addr, entry.size).contained => {}
+                        Err(_) if self.table.lock().lookup(entry.addr, entry.size).contained => {}
                         Err(e) => return Err(e).on(self.id, "looking up a global"),
                     }
                 }
@@ -410,7 +410,7 @@ impl Device {
             }
         }
         {
-            let mut table = lock(&self.table);
+            let mut table = self.table.lock();
             for (entry, addr) in loaded.globals {
                 if map_global(&mut table, &entry, addr) {
                     record.globals.push((entry, addr));
@@ -430,7 +430,7 @@ impl Device {
         host: usize,
         size: usize,
     ) -> Option<&'static std::ffi::CStr> {
-        let table = lock(&self.table);
+        let table = self.table.lock();
         let mut intervals: Vec<(usize, usize, Option<&'static std::ffi::CStr>)> = table
             .iter()
             .map(|e| (e.host_begin, e.host_end, e.name))
@@ -516,7 +516,7 @@ impl Device {
             }
         }
         {
-            let mut table = lock(&self.table);
+            let mut table = self.table.lock();
             for (entry, _) in &record.globals {
                 table.remove(entry.addr);
             }

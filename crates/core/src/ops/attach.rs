@@ -17,7 +17,7 @@
 
 use super::map_type as mt;
 use super::{AsyncInfo, Constructs, MapArgs};
-use crate::device::{Device, lock};
+use crate::device::Device;
 use crate::error::Result;
 use crate::trace;
 use std::collections::BTreeMap;
@@ -102,7 +102,7 @@ impl Constructs<'_> {
             // SAFETY: the base of an ATTACH entry is the address of a host pointer.
             let pointee_base = unsafe { std::ptr::read_unaligned(ptr_host as *const usize) };
             let (ptr_tgt, tgt_value) = {
-                let table = lock(&dev.table);
+                let table = dev.table.lock();
                 // Lookups only: no count changes, no allocation.
                 let l = table.lookup(pointee_begin, 0);
                 let Some(pointee) = l.entry.filter(|_| l.contained).and_then(|id| table.get(id))
@@ -142,7 +142,7 @@ impl Constructs<'_> {
         if begin == 0 {
             return pointee_base;
         }
-        let table = lock(&dev.table);
+        let table = dev.table.lock();
         let l = table.lookup(begin, 0);
         match l
             .entry

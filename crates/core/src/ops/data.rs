@@ -6,7 +6,7 @@ use super::attach;
 use super::map_type as mt;
 use super::mapper::with_components;
 use super::{AsyncInfo, Constructs, MapArgs};
-use crate::device::{Device, lock};
+use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::mapping::{Entry, EntryId, RefCount, ShadowPointer};
 use crate::message::{Addr, message, report, var_name};
@@ -47,7 +47,7 @@ impl Constructs<'_> {
         let present = it.ty & mt::PRESENT != 0;
         let hold = it.ty & mt::OMPX_HOLD != 0;
         let info = self.info_level();
-        let mut table = lock(&dev.table);
+        let mut table = dev.table.lock();
         let l = table.lookup(it.begin, it.size);
         let mut is_new = false;
         // A struct member (which holds no reference of its own) found in a mapping that this
@@ -195,7 +195,7 @@ impl Constructs<'_> {
     /// retired (removed and freed once the construct's work is done, as by an exit).
     pub(crate) fn give_back(&self, dev: &Device, taken: &Taken, ai: &mut AsyncInfo) {
         for &(id, hold) in taken.as_slice().iter().rev() {
-            let mut table = lock(&dev.table);
+            let mut table = dev.table.lock();
             let Some(e) = table.get_mut(id) else { continue };
             if e.release(hold, false) {
                 let size = e.size();
@@ -344,7 +344,7 @@ impl Constructs<'_> {
         ai: &mut AsyncInfo,
     ) -> Result<()> {
         let name = {
-            let mut table = lock(&dev.table);
+            let mut table = dev.table.lock();
             let Some(e) = table
                 .containing(ptr_host, WORD)
                 .and_then(|id| table.get_mut(id))
@@ -426,7 +426,7 @@ impl Constructs<'_> {
         let update_ref = ty & mt::MEMBER_OF == 0 || ty & mt::PTR_AND_OBJ != 0;
         let delete = ty & mt::DELETE != 0;
         let hold = ty & mt::OMPX_HOLD != 0;
-        let mut table = lock(&dev.table);
+        let mut table = dev.table.lock();
         let l = table.lookup(begin, size);
         // An implicit item may extend its mapping; an explicit one must lie inside it.
         let found = l
@@ -575,7 +575,7 @@ impl Constructs<'_> {
         ai: &mut AsyncInfo,
     ) -> Result<()> {
         let info = self.info_level();
-        let mut table = lock(&dev.table);
+        let mut table = dev.table.lock();
         let Some(id) = table.containing(host, size) else {
             if ty & mt::PRESENT != 0 {
                 return Err(not_present("motion", host, size));

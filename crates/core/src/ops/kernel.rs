@@ -2,7 +2,7 @@
 
 use super::map_type as mt;
 use super::{AsyncInfo, Constructs, MapArgs};
-use crate::device::{Device, lock};
+use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::message::{Addr, report};
 use crate::trace::{self, Region, SourceLoc};
@@ -75,6 +75,10 @@ impl Constructs<'_> {
             args.types,
             args.names,
         );
+        // The launch needs the queue anyway: taken now, before the entry half locks the
+        // mapping table, so that the queue pool's lock (or a new stream) is not waited for with
+        // the table held. A failure is left to the first use, which reports it as before.
+        let _ = ai.queue();
         let mut taken = super::data::Taken::default();
         if let Err(e) = self.enter_construct(dev, args, ai, &mut taken) {
             self.give_back(dev, &taken, ai);
@@ -211,7 +215,7 @@ impl Constructs<'_> {
                     // SAFETY: for PTR_AND_OBJ the base is the address of a host pointer.
                     base = unsafe { std::ptr::read_unaligned(base as *const usize) };
                 }
-                let table = lock(&dev.table);
+                let table = dev.table.lock();
                 let l = table.lookup(begin, size);
                 let tgt = match l.entry.filter(|_| l.contained || l.is_extension()) {
                     Some(id) => {
@@ -392,7 +396,7 @@ impl Constructs<'_> {
         let field = words[word].wrapping_add(args.bases[i].wrapping_sub(args.begins[parent]));
         let captured = args.begins[i];
         let (value, name) = {
-            let table = lock(&dev.table);
+            let table = dev.table.lock();
             let l = table.lookup(captured, args.size(i));
             match l
                 .entry

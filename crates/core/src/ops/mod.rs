@@ -10,7 +10,7 @@ pub use crate::mapping::map_type;
 pub use mapper::{HandleError, MapperComponent, num_components, push_component};
 
 use crate::config::Config;
-use crate::device::{Device, lock};
+use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::image::Abi;
 use crate::mapping::EntryId;
@@ -477,7 +477,7 @@ impl AsyncInfo {
         let marks = std::mem::take(&mut self.marks);
         let mut to_free: omptarget_plugin::words::Words<usize> = Default::default();
         {
-            let mut table = lock(&self.device.table);
+            let mut table = self.device.table.lock();
             for m in marks.as_slice() {
                 match table.get_mut(m.id) {
                     Some(e) if e.tgt_alloc == m.alloc => {
@@ -487,7 +487,7 @@ impl AsyncInfo {
                         }
                     }
                     _ if m.uses > 0 => {
-                        let mut zombies = lock(&self.device.zombies);
+                        let mut zombies = self.device.zombies.lock();
                         if let Some(pos) = zombies.iter().position(|z| z.0 == m.alloc) {
                             zombies[pos].1 = zombies[pos].1.saturating_sub(m.uses);
                             if zombies[pos].1 == 0 {
@@ -609,7 +609,7 @@ impl AsyncInfo {
         let mut result = Ok(());
         for &Removal { id, size } in removals.as_slice().iter().filter(|r| r.live()) {
             let removed = {
-                let mut table = lock(&self.device.table);
+                let mut table = self.device.table.lock();
                 match table.get(id) {
                     Some(e) if e.total_refs() == Some(0) => table.remove(id),
                     _ => None,
@@ -625,7 +625,7 @@ impl AsyncInfo {
                     if e.users > ours {
                         // Other constructs' queued work still uses the memory: the last of
                         // them to synchronise frees it (we count among them).
-                        lock(&self.device.zombies).push((e.tgt_alloc, e.users));
+                        self.device.zombies.lock().push((e.tgt_alloc, e.users));
                         continue;
                     }
                     // Only this construct used it: free it on our queue, behind our work, and
@@ -708,7 +708,7 @@ fn remove_if_unreferenced(
     tool: Option<&mut ToolCtx>,
 ) {
     let removed = {
-        let mut table = lock(&device.table);
+        let mut table = device.table.lock();
         match table.get(id) {
             Some(e) if e.total_refs() == Some(0) => table.remove(id),
             _ => None,

@@ -9,8 +9,10 @@
 //! stream waits on that stream's list until the stream is found complete, then any stream may
 //! take it, so reuse never races with work still queued.
 
+use omptarget_plugin::contention::{Lock, Padded, Site};
 use std::collections::HashMap;
-use std::sync::Mutex;
+
+static CACHE: Site = Site::new("cuda: small-block cache");
 
 const MIN: usize = 256;
 /// Cached bytes at most (beyond this, frees go to the pool).
@@ -28,7 +30,8 @@ struct Inner {
 
 pub struct BlockCache {
     threshold: usize,
-    inner: Mutex<Inner>,
+    /// Apart from `threshold`, which every allocation reads.
+    inner: Padded<Lock<Inner>>,
 }
 
 fn class_size(class: usize) -> usize {
@@ -39,12 +42,12 @@ impl BlockCache {
     pub fn new(threshold: usize) -> Self {
         Self {
             threshold,
-            inner: Mutex::new(Inner::default()),
+            inner: Padded(Lock::with_default(&CACHE)),
         }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+        self.inner.lock()
     }
 
     /// The class and rounded size for an allocation of `size` bytes, or `None` if the cache

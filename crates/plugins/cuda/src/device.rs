@@ -19,6 +19,7 @@ use crate::kernel::{self, KernelInfo};
 use crate::{blocks, pool, staging, timing};
 use cudarc::driver::sys;
 use module::Module;
+use omptarget_plugin::contention::{Lock, Padded, Site};
 use omptarget_plugin::pool_policy::PoolPolicy;
 use omptarget_plugin::record::RecordRegion;
 use omptarget_plugin::{
@@ -26,6 +27,9 @@ use omptarget_plugin::{
     KernelId, LaunchConfig, LoadEnv, ModuleId, QueueId, Result, Timestamp,
 };
 use std::sync::{Arc, Mutex, RwLock};
+
+/// Internal streams (operations without a queue), counted when found held.
+static INTERNAL: Site = Site::new("cuda: internal streams");
 
 /// One GPU: its primary context, with what the plugin keeps for it.
 pub(crate) struct CudaDevice {
@@ -36,9 +40,11 @@ pub(crate) struct CudaDevice {
     /// The default memory pool when stream-ordered allocation is on, with its sharing policy.
     pool: Option<Arc<pool::Pool>>,
     /// Streams for allocations and copies that come without a queue.
-    internal: Mutex<Vec<CUstream>>,
+    internal: Lock<Vec<CUstream>>,
     modules: Mutex<Vec<Option<Module>>>,
-    kernels: RwLock<Vec<KernelInfo>>,
+    /// Read-locked by every launch (readers write the lock's state word): on lines of its own,
+    /// away from the fields launches only read.
+    kernels: Padded<RwLock<Vec<KernelInfo>>>,
     staging: staging::Staging,
     blocks: Arc<blocks::BlockCache>,
     limits: kernel::LimitsWithEnv,
@@ -239,9 +245,9 @@ impl CudaDevice {
             dev,
             ctx,
             pool,
-            internal: Mutex::new(Vec::new()),
+            internal: Lock::with_default(&INTERNAL),
             modules: Mutex::new(Vec::new()),
-            kernels: RwLock::new(Vec::new()),
+            kernels: Padded(RwLock::new(Vec::new())),
             blocks,
             staging: staging::Staging::new(
                 ctx,

@@ -195,31 +195,27 @@ pub fn create_event() -> Result<sys::CUevent> {
     Ok(e)
 }
 
-/// `OMPTARGET_RS_PROFILE=1`: host time spent in each driver entry point, printed at exit.
+/// `OMPTARGET_RS_PROFILE=1`: host time spent in each driver entry point, printed at exit
+/// (before the table of locks found held, `omptarget_plugin::contention`).
 pub mod profile {
+    use omptarget_plugin::contention::{Lock, Site};
     use std::collections::HashMap;
-    use std::sync::Mutex;
-    use std::sync::atomic::{AtomicU8, Ordering};
     use std::time::Instant;
 
-    /// 0 unknown, 1 off, 2 on.
-    static STATE: AtomicU8 = AtomicU8::new(0);
-    static TOTALS: Mutex<Option<HashMap<&'static str, (u64, u128)>>> = Mutex::new(None);
+    /// Taken after every driver call while profiling: itself a place where threads meet, so
+    /// counted like the others (a call's time is taken before it, so its waits show only here).
+    static TOTALS_SITE: Site = Site::new("cuda: driver-call profile (profiling only)");
+    static TOTALS: Lock<Option<HashMap<&'static str, (u64, u128)>>> = Lock::new(&TOTALS_SITE, None);
 
     fn enabled() -> bool {
-        match STATE.load(Ordering::Relaxed) {
-            1 => false,
-            2 => true,
-            _ => {
-                let on = std::env::var("OMPTARGET_RS_PROFILE").is_ok_and(|v| v == "1");
-                STATE.store(if on { 2 } else { 1 }, Ordering::Relaxed);
-                if on {
-                    // SAFETY: registers a plain extern "C" function once.
-                    unsafe { libc::atexit(print_at_exit) };
-                }
-                on
-            }
+        use std::sync::atomic::{AtomicBool, Ordering};
+        static ADDED: AtomicBool = AtomicBool::new(false);
+        let on = omptarget_plugin::contention::profile::enabled();
+        if on && !ADDED.load(Ordering::Relaxed) {
+            ADDED.store(true, Ordering::Relaxed);
+            omptarget_plugin::contention::profile::at_exit(print_at_exit);
         }
+        on
     }
 
     pub fn start() -> Option<Instant> {
@@ -229,7 +225,7 @@ pub mod profile {
     pub fn record(what: &'static str, started: Option<Instant>) {
         let Some(t) = started else { return };
         let ns = t.elapsed().as_nanos();
-        let mut totals = TOTALS.lock().unwrap_or_else(|e| e.into_inner());
+        let mut totals = TOTALS.lock();
         let e = totals
             .get_or_insert_with(HashMap::new)
             .entry(what)
@@ -238,8 +234,8 @@ pub mod profile {
         e.1 += ns;
     }
 
-    extern "C" fn print_at_exit() {
-        let totals = TOTALS.lock().unwrap_or_else(|e| e.into_inner());
+    fn print_at_exit() {
+        let totals = TOTALS.lock();
         let Some(t) = totals.as_ref() else { return };
         let mut rows: Vec<_> = t.iter().collect();
         rows.sort_by_key(|r| std::cmp::Reverse(r.1.1));

@@ -32,9 +32,14 @@ use crate::driver::{CUcontext, CUdeviceptr, CUstream, call, make_current};
 use batch::Batch;
 use buffers::{Pool, Slot};
 use cudarc::driver::sys;
+use omptarget_plugin::contention::{Lock, Padded, Site};
 use omptarget_plugin::{Error, Result};
 use std::collections::HashMap;
 use std::sync::Mutex;
+
+/// The staging locks, counted when found held (`OMPTARGET_RS_PROFILE=1`).
+static POOL: Site = Site::new("cuda: staging buffers");
+static PENDING: Site = Site::new("cuda: staging records");
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Copies up to this size take one buffer and need no event.
@@ -92,12 +97,33 @@ pub struct Staging {
     batching: bool,
     /// ... through `cuMemcpyBatchAsync`, until the driver refuses it once.
     batch_api: std::sync::atomic::AtomicBool,
-    /// Copies waiting in some stream's batch (0: `flush` need not look).
-    batched: AtomicUsize,
     /// Bytes of large copies to or from pageable memory so far (see [`Staging::worth_it`]).
     pageable_bytes: AtomicUsize,
-    pool: Mutex<Pool>,
-    pending: Mutex<HashMap<usize, PerStream>>,
+    /// Apart from the settings every copy reads.
+    pool: Padded<Lock<Pool>>,
+    /// Each stream's staged work, in the shard of its stream.
+    shards: Box<[Shard]>,
+}
+
+/// Shards of the per-stream records (a power of two). A stream's records always live in the
+/// same shard, so everything done to one stream is still ordered by one lock (batches reach
+/// the stream in the order they were closed), while host threads working on different streams
+/// rarely meet. With one lock for every stream, each thread's batch was issued (a driver call)
+/// under the lock all other threads' small copies needed, and a construct waiting for it held
+/// the device's mapping table meanwhile.
+const SHARDS: usize = 64;
+
+/// One shard, on cache lines of its own.
+#[repr(align(128))]
+struct Shard {
+    /// Copies waiting in the batches of this shard's streams (0: `flush` need not lock).
+    batched: AtomicUsize,
+    streams: Lock<HashMap<usize, PerStream>>,
+}
+
+/// The shard of `stream` (a multiplicative hash of the handle: streams are driver pointers).
+fn shard_of(stream: usize) -> usize {
+    ((stream as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - SHARDS.trailing_zeros())) as usize
 }
 
 // SAFETY: the context handle is only passed to the driver, which accepts it from any thread.
@@ -132,11 +158,20 @@ impl Staging {
             helpers: helpers.max(1),
             batching,
             batch_api: std::sync::atomic::AtomicBool::new(true),
-            batched: AtomicUsize::new(0),
             pageable_bytes: AtomicUsize::new(0),
-            pool: Mutex::new(Pool::default()),
-            pending: Mutex::new(HashMap::new()),
+            pool: Padded(Lock::with_default(&POOL)),
+            shards: (0..SHARDS)
+                .map(|_| Shard {
+                    batched: AtomicUsize::new(0),
+                    streams: Lock::with_default(&PENDING),
+                })
+                .collect(),
         }
+    }
+
+    /// The shard holding `stream`'s records.
+    fn shard(&self, stream: usize) -> &Shard {
+        &self.shards[shard_of(stream)]
     }
 
     pub fn enabled(&self) -> bool {
@@ -244,19 +279,15 @@ impl Staging {
             });
             if r.is_err() {
                 // Maybe queued, maybe not: the buffer is free again only after the stream.
-                self.pending
+                self.shard(stream)
+                    .streams
                     .lock()
-                    .unwrap_or_else(|e| e.into_inner())
                     .entry(stream)
                     .or_default()
                     .release
                     .push(slot);
             } else {
-                self.pool
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .in_flight
-                    .push(slot);
+                self.pool.lock().in_flight.push(slot);
             }
             r
         };
@@ -391,9 +422,9 @@ impl Staging {
             off += len;
         }
         if !chunks.is_empty() {
-            self.pending
+            self.shard(s as usize)
+                .streams
                 .lock()
-                .unwrap_or_else(|e| e.into_inner())
                 .entry(s as usize)
                 .or_default()
                 .landings
@@ -416,7 +447,7 @@ impl Staging {
         }
         // The stream's work is taken out; the emptied vectors go back afterwards.
         let (mut landings, mut release) = {
-            let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+            let mut pending = self.shard(stream).streams.lock();
             match pending.get_mut(&stream) {
                 Some(ps) if !(ps.landings.copies.is_empty() && ps.release.is_empty()) => (
                     std::mem::take(&mut ps.landings),
@@ -442,7 +473,7 @@ impl Staging {
                 .chain(release.drain(..)),
         );
         landings.copies.clear();
-        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let mut pending = self.shard(stream).streams.lock();
         if let Some(ps) = pending.get_mut(&stream)
             && ps.landings.copies.is_empty()
             && ps.release.is_empty()
@@ -509,7 +540,7 @@ mod tests {
         let stream = 7;
         for round in 0..2 {
             {
-                let mut pending = st.pending.lock().unwrap();
+                let mut pending = st.shard(stream).streams.lock();
                 let ps = pending.entry(stream).or_default();
                 for (k, b) in bufs.iter_mut().enumerate() {
                     let slot = Slot {
@@ -531,13 +562,13 @@ mod tests {
             st.finish(stream, Some(&mut wait)).unwrap();
             assert_eq!(waits, 1, "round {round}");
             assert_eq!(home, [2, 2, 3, 3, 3, 3], "round {round}");
-            let pending = st.pending.lock().unwrap();
+            let pending = st.shard(stream).streams.lock();
             let ps = &pending[&stream];
             assert!(ps.landings.copies.is_empty() && ps.landings.chunks.is_empty());
             assert!(ps.landings.chunks.capacity() >= 3, "capacity kept");
             drop(pending);
             // The buffers went back to the pool (reused, not freed: they are not CUDA's here).
-            st.pool.lock().unwrap().free[0].clear();
+            st.pool.lock().free[0].clear();
             home = [0; 6];
         }
         // Nothing pending: finish only waits.
@@ -548,6 +579,24 @@ mod tests {
         };
         st.finish(stream, Some(&mut wait)).unwrap();
         assert_eq!(waits, 1);
+    }
+
+    /// Streams are driver pointers, a few dozen bytes to kilobytes apart: 128 of them (the
+    /// queues of 128 threads) must not pile into a few shards, and a stream keeps its shard.
+    #[test]
+    fn streams_spread_over_the_shards() {
+        for stride in [0x40usize, 0x100, 0x1000, 0x10_0000] {
+            let streams: Vec<usize> = (0..128).map(|k| 0x5555_5000_0000 + k * stride).collect();
+            let mut per = [0usize; SHARDS];
+            for &s in &streams {
+                per[shard_of(s)] += 1;
+                assert_eq!(shard_of(s), shard_of(s));
+            }
+            let used = per.iter().filter(|&&n| n > 0).count();
+            let most = per.iter().max().copied().unwrap_or(0);
+            assert!(used >= SHARDS / 2, "stride {stride:#x}: {used} shards used");
+            assert!(most <= 8, "stride {stride:#x}: {most} streams in one shard");
+        }
     }
 
     #[test]

@@ -22,12 +22,7 @@ impl CudaDevice {
 
     /// Runs `f` on an internal stream and waits for it (operations that come without a queue).
     pub(super) fn on_internal_stream(&self, f: impl FnOnce(CUstream) -> Result<()>) -> Result<()> {
-        let s = match self
-            .internal
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .pop()
-        {
+        let s = match self.internal.lock().pop() {
             Some(s) => s,
             None => self.stream_create().map(stream)?,
         };
@@ -36,10 +31,7 @@ impl CudaDevice {
                 sys::cuStreamSynchronize(s)
             })
         });
-        self.internal
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(s);
+        self.internal.lock().push(s);
         r
     }
 

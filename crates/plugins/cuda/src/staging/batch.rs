@@ -6,7 +6,7 @@ use super::{PerStream, Staging};
 use crate::driver::{CUdeviceptr, CUstream, call};
 use cudarc::driver::sys;
 use omptarget_plugin::Result;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 #[derive(Default)]
 pub(super) struct Batch {
@@ -48,7 +48,8 @@ impl Staging {
         // Batches are issued with the lock held: another thread may flush this stream (an
         // event recorded on it for a cross-queue wait) while its owner queues more work, and
         // the stream must see the batches in the order they were closed.
-        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let shard = self.shard(stream);
+        let mut pending = shard.streams.lock();
         let ps = pending.entry(stream).or_default();
         keep(ps);
         let s = stream as CUstream;
@@ -58,36 +59,38 @@ impl Staging {
         let b = &mut ps.batch;
         if !b.sizes.is_empty() && (b.to_device != to_device || b.overlaps(dst, size)) {
             // Another direction, or a range an earlier copy writes: that batch first.
-            self.issue_batch(b, s)?;
+            self.issue_batch(&shard.batched, b, s)?;
         }
         b.to_device = to_device;
         b.dsts.push(dst as CUdeviceptr);
         b.srcs.push(src as CUdeviceptr);
         b.sizes.push(size);
-        self.batched.fetch_add(1, Ordering::Relaxed);
+        shard.batched.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
 
     /// Queues `stream`'s batched copies: called before anything else is queued on it.
     pub fn flush(&self, stream: usize) -> Result<()> {
-        if self.batched.load(Ordering::Relaxed) == 0 {
+        let shard = self.shard(stream);
+        if shard.batched.load(Ordering::Relaxed) == 0 {
             return Ok(());
         }
         // Issued with the lock held (see `queue_small`): a concurrent flush of the same stream
         // must not queue anything between taking this batch and issuing it.
-        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let mut pending = shard.streams.lock();
         match pending.get_mut(&stream) {
             Some(ps) if !ps.batch.sizes.is_empty() => {
-                self.issue_batch(&mut ps.batch, stream as CUstream)
+                self.issue_batch(&shard.batched, &mut ps.batch, stream as CUstream)
             }
             _ => Ok(()),
         }
     }
 
-    /// Queues the copies of `b` on `s` and empties it (keeping its capacity).
-    fn issue_batch(&self, b: &mut Batch, s: CUstream) -> Result<()> {
+    /// Queues the copies of `b` on `s` and empties it (keeping its capacity); `batched`
+    /// counts the copies waiting in the batches of `s`'s shard.
+    fn issue_batch(&self, batched: &AtomicUsize, b: &mut Batch, s: CUstream) -> Result<()> {
         let n = b.sizes.len();
-        self.batched.fetch_sub(n, Ordering::Relaxed);
+        batched.fetch_sub(n, Ordering::Relaxed);
         let r = self.issue_copies(b, s);
         b.clear();
         r

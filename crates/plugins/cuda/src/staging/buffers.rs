@@ -53,7 +53,7 @@ impl Staging {
             self.limit
         };
         let mut slot = {
-            let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
+            let mut pool = self.pool.lock();
             if pool.free.len() < CLASSES {
                 pool.free.resize_with(CLASSES, Vec::new);
             }
@@ -89,7 +89,7 @@ impl Staging {
                 sys::cuMemAllocHost_v2(&mut p, class_size(class))
             });
             if r.is_err() {
-                self.pool.lock().unwrap_or_else(|e| e.into_inner()).bytes -= class_size(class);
+                self.pool.lock().bytes -= class_size(class);
                 return Ok(None);
             }
             slot = Some(Slot {
@@ -106,7 +106,7 @@ impl Staging {
     }
 
     pub(super) fn give_back(&self, slots: impl IntoIterator<Item = Slot>) {
-        let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
+        let mut pool = self.pool.lock();
         if pool.free.len() < CLASSES {
             pool.free.resize_with(CLASSES, Vec::new);
         }

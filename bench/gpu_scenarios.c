@@ -112,6 +112,7 @@ static void tofrom64m(long n) {
 }
 
 static double small[16][128];
+#ifdef __clang__
 static void arrays16(long n) {
   for (long i = 0; i < n; ++i) {
 #pragma omp target map(tofrom : small[0][0:128], small[1][0:128], small[2][0:128], small[3][0:128], \
@@ -123,6 +124,25 @@ static void arrays16(long n) {
     }
   }
 }
+#else
+/* GCC 12 rejects sections of one array in several map clauses ("appears more than once in
+   data clauses"): the same 16 mappings of 1 KiB, each through its own pointer. */
+static void arrays16(long n) {
+  double *s0 = small[0], *s1 = small[1], *s2 = small[2], *s3 = small[3], *s4 = small[4],
+         *s5 = small[5], *s6 = small[6], *s7 = small[7], *s8 = small[8], *s9 = small[9],
+         *s10 = small[10], *s11 = small[11], *s12 = small[12], *s13 = small[13],
+         *s14 = small[14], *s15 = small[15];
+  for (long i = 0; i < n; ++i) {
+#pragma omp target map(tofrom : s0[0:128], s1[0:128], s2[0:128], s3[0:128], s4[0:128], s5[0:128], \
+                           s6[0:128], s7[0:128], s8[0:128], s9[0:128], s10[0:128], s11[0:128], \
+                           s12[0:128], s13[0:128], s14[0:128], s15[0:128])
+    {
+      double *s[16] = {s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15};
+      for (int k = 0; k < 16; ++k) s[k][i & 127] += 1.0;
+    }
+  }
+}
+#endif
 
 static void nowait32_4m(long n) {
   long len = 4 * MiB / (long)sizeof(double);

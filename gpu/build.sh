@@ -310,6 +310,42 @@ for src in bench/ompt/*.c; do
   clang-19 -shared -fPIC -O2 -g0 "$src" -o "$out/bin/lib$(basename "$src" .c).so" || nfail=$((nfail + 1))
 done
 
+# ---------------------------------------------------------------- GCC 12 (perf's GCC column)
+# bench/gpu_scenarios.c built by GCC 12 for nvptx into gcc/, with GCC's libgomp and its nvptx
+# plugin in gcc/lib (the perf mode runs it with LD_LIBRARY_PATH=gcc/lib:<driver's folder>).
+# GCC 12's nvptx backend knows -misa up to sm_80 (its -march-map=sm_90 maps to sm_80): PTX 7.0
+# for sm_80, which the driver JIT-compiles for the H200's sm_90; libgomp's own device library
+# is sm_30 PTX 6.0. libgomp runs target regions on the host without a word when it cannot
+# offload, so the perf mode reads a GOMP_DEBUG=1 run for the plugin's kernel launches. The
+# --target host build is the same binary: it falls back to the host here, as it should.
+rm -rf "$out/gcc"
+gcc_pkgs=()
+command -v gcc-12 >/dev/null || gcc_pkgs+=(gcc-12)
+[[ -x /usr/lib/gcc/x86_64-linux-gnu/12/accel/nvptx-none/mkoffload ]] || gcc_pkgs+=(gcc-12-offload-nvptx)
+[[ -f /usr/lib/x86_64-linux-gnu/libgomp-plugin-nvptx.so.1 ]] || gcc_pkgs+=(libgomp-plugin-nvptx1)
+if ((${#gcc_pkgs[@]})); then
+  echo "== installing ${gcc_pkgs[*]} (apt-get)"
+  gcc_sudo=; [[ $(id -u) == 0 ]] || gcc_sudo=sudo
+  { $gcc_sudo apt-get update -qq && $gcc_sudo apt-get install -y -qq "${gcc_pkgs[@]}" >/dev/null; } ||
+    echo "build.sh: apt-get install ${gcc_pkgs[*]} failed" >&2
+fi
+echo "== GCC 12: bench/gpu_scenarios.c for nvptx (-misa=sm_80), libgomp and its nvptx plugin"
+mkdir -p "$out/gcc/lib"
+gcc_flags=(-O2 -g0 -fopenmp -foffload=nvptx-none -foffload-options=-misa=sm_80)
+gcc_log=$(mktemp)
+if gcc-12 "${gcc_flags[@]}" bench/gpu_scenarios.c -o "$out/gcc/gpu_scenarios" >"$gcc_log" 2>&1 &&
+    LC_ALL=C grep -qa '^\.target sm_80' "$out/gcc/gpu_scenarios" &&
+    cp -L /usr/lib/x86_64-linux-gnu/libgomp.so.1 /usr/lib/x86_64-linux-gnu/libgomp-plugin-nvptx.so.1 "$out/gcc/lib/"; then
+  printf '%s\nflags: %s\n' "$(gcc-12 --version | head -n 1)" "${gcc_flags[*]}" > "$out/gcc/BUILD-INFO.txt"
+  echo "   gcc/gpu_scenarios (sm_80 PTX inside), gcc/lib: $(cd "$out/gcc/lib" && echo *)"
+else
+  { echo "== gcc/gpu_scenarios: gcc-12 ${gcc_flags[*]} (or no sm_80 PTX inside, or no libgomp to copy)"
+    grep -v '^$' "$gcc_log" | head -n 25; echo; } >> "$fails"
+  nfail=$((nfail + 1))
+  rm -rf "$out/gcc"
+fi
+rm -f "$gcc_log"
+
 # ---------------------------------------------------------------- MPI (gpu/mpi.sh)
 if [[ $target != host ]] && command -v mpicc >/dev/null; then
   echo "== MPI example and Open MPI bundle"

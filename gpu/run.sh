@@ -17,6 +17,7 @@
 # env: GPU_OUT (gpu/out)  OUT (logs, else /tmp/gpu-run)  LLVM19_DIR (folder or .tar.xz)
 #      EXTRA_LIB (/usr/local/nvidia/lib64)  TIMEOUT_S (60)  JOBS (4)  BUDGET_S (540)  FILTER
 #      BENCH_ARGS ("all 5 10000")  BENCH_RUNS (3)  BENCH_TIMEOUT_S (300)  PERF_RUNS (3)
+#      PERF_GCC (1; 0: no GCC 12 column in perf)
 #      SAN_TOOLS (memcheck,initcheck,synccheck,racecheck)  SAN_JOBS (cores, <= 16)  SAN_TIMEOUT_S (180)
 #      SANITIZER (compute-sanitizer's path)  SUITES (more suite folders, space-separated)
 # Exit status: 0 when every comparison agreed, 1 otherwise, 2 when nothing could run.
@@ -34,7 +35,7 @@ opts=(--out "$G" --logs "${OUT:-/tmp/gpu-run}")
 opt() { [[ -n ${!1:-} ]] && opts+=("$2" "${!1}"); return 0; }
 opt LLVM19_DIR --llvm; opt EXTRA_LIB --extra-lib; opt TIMEOUT_S --timeout-s; opt JOBS --jobs
 opt BUDGET_S --budget-s; opt FILTER --filter; opt BENCH_ARGS --bench-args; opt BENCH_RUNS --bench-runs
-opt BENCH_TIMEOUT_S --bench-timeout-s; opt PERF_RUNS --perf-runs; opt SAN_TOOLS --san-tools
+opt BENCH_TIMEOUT_S --bench-timeout-s; opt PERF_RUNS --perf-runs; opt PERF_GCC --perf-gcc; opt SAN_TOOLS --san-tools
 opt SAN_JOBS --san-jobs; opt SAN_TIMEOUT_S --san-timeout-s; opt SANITIZER --sanitizer
 for s in ${SUITES:-}; do opts+=(--suite "$s"); done
 exec "$suite" run "${opts[@]}" -- "$@"

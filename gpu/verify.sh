@@ -54,7 +54,8 @@ case ${1:-} in
     step "summary"
     grep -E '^(== mpi|ours |llvm19 )' "$out/mpi.log"
     grep -E '^(sanitize|== done|INCOMPLETE)' "$out/suite-san.log" | cut -c1-200
-    sed -n '/^scenario /,/^(median/p' "$out/suite-perf.log" | cut -c1-120
+    sed -n '/^scenario /,/^(median/p' "$out/suite-perf.log" | cut -c1-140
+    grep -E '^(GCC 12 on the GPU|gcc run )' "$out/suite-perf.log" | cut -c1-160
     sed -n '/^overhead: /,/^(us per/p' "$out/suite-perf.log" | cut -c1-140
     ;;
   *) sed -n '2,11p' "$0"; exit 2 ;;

@@ -1,9 +1,13 @@
 //! Same binary, two runtimes, one run: the program is started alternately under LLVM 19's
-//! `libomptarget.so.19.1` and ours, and each scenario's per-region medians are compared.
+//! `libomptarget.so.19.1` and ours, and each scenario's per-region medians are compared. With
+//! `--gcc`, GCC's build of the same source on libgomp runs in turn with them (gomp.rs).
 
+use crate::gomp;
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 #[derive(clap::Args)]
 pub struct Options {
@@ -35,10 +39,31 @@ pub struct Options {
     /// floor's region minus its kernels (events around each launch). Implies --floor.
     #[arg(long)]
     pub overhead: bool,
+    /// A GCC build of the same benchmark (GCC's libgomp and its nvptx plugin), run alternately
+    /// with the other two, the same number of times, for a GCC column. First, one run with
+    /// `GOMP_DEBUG=1` (the first program argument, then reps 1 and scale 1000, as
+    /// bench/gpu_scenarios.c takes them) checks from libgomp's log that each scenario's
+    /// kernels were launched on the device: a row where they were not says so instead of a time.
+    #[arg(long)]
+    pub gcc: Option<PathBuf>,
+    /// Folder put first in LD_LIBRARY_PATH for --gcc (its libgomp.so.1 and
+    /// libgomp-plugin-nvptx.so.1), before --extra-lib-path.
+    #[arg(long)]
+    pub gcc_lib: Option<PathBuf>,
+    /// Time limit of each --gcc run, in seconds: a GCC run that hangs costs its column, not the
+    /// table.
+    #[arg(long, default_value_t = 120)]
+    pub gcc_timeout_s: u64,
+    /// Where to keep the GOMP_DEBUG=1 run's output (merged stdout and stderr; default: not kept).
+    #[arg(long)]
+    pub gcc_log: Option<PathBuf>,
     /// Arguments passed to the program.
     #[arg(last = true)]
     pub args: Vec<String>,
 }
+
+/// The GCC column's name.
+const GCC: &str = "GCC 12";
 
 /// scenario → per-run medians (µs per region).
 type Samples = BTreeMap<String, Vec<f64>>;
@@ -46,12 +71,24 @@ type Samples = BTreeMap<String, Vec<f64>>;
 /// The benchmark program with `args`, on the runtime in `lib` (and the extra library folders),
 /// with the `--env` settings.
 fn program(o: &Options, lib: &Path, args: &[impl AsRef<std::ffi::OsStr>]) -> Command {
-    let mut path = lib.display().to_string();
-    if let Some(extra) = &o.extra_lib_path {
-        path = format!("{path}:{extra}");
-    }
-    let mut cmd = Command::new(&o.program);
-    cmd.args(args).env("LD_LIBRARY_PATH", &path);
+    command(o, &o.program, Some(lib), args)
+}
+
+/// `exe` with `args`, `lib` (if any) then the extra library folders in LD_LIBRARY_PATH, and the
+/// `--env` settings.
+fn command(
+    o: &Options,
+    exe: &Path,
+    lib: Option<&Path>,
+    args: &[impl AsRef<std::ffi::OsStr>],
+) -> Command {
+    let path: Vec<String> = lib
+        .map(|l| l.display().to_string())
+        .into_iter()
+        .chain(o.extra_lib_path.clone())
+        .collect();
+    let mut cmd = Command::new(exe);
+    cmd.args(args).env("LD_LIBRARY_PATH", path.join(":"));
     for kv in &o.env {
         let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
         cmd.env(k, v);
@@ -72,7 +109,18 @@ fn run_once(o: &Options, lib: &Path, into: &mut Samples) -> Result<(), String> {
             String::from_utf8_lossy(&out.stderr)
         ));
     }
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
+    parse_samples(
+        &String::from_utf8_lossy(&out.stdout),
+        o.tag.as_deref(),
+        into,
+    );
+    Ok(())
+}
+
+/// The `scenario=NAME median_us=X` lines of one run's output into `into` (as NAME_TAG with a
+/// tag).
+fn parse_samples(text: &str, tag: Option<&str>, into: &mut Samples) {
+    for line in text.lines() {
         let mut scenario = None;
         let mut median = None;
         for field in line.split_whitespace() {
@@ -83,14 +131,95 @@ fn run_once(o: &Options, lib: &Path, into: &mut Samples) -> Result<(), String> {
             }
         }
         if let (Some(s), Some(m)) = (scenario, median) {
-            let s = match &o.tag {
+            let s = match tag {
                 Some(t) => format!("{s}_{t}"),
                 None => s,
             };
             into.entry(s).or_default().push(m);
         }
     }
-    Ok(())
+}
+
+/// What the GCC build gave: its times, the runs that failed, and the `GOMP_DEBUG=1` check
+/// (per scenario, or why there is none).
+#[derive(Default)]
+struct GccRuns {
+    samples: Samples,
+    /// Each timing run that did not exit 0: (run number, how it ended, its last line).
+    failures: Vec<(usize, String, String)>,
+    checks: BTreeMap<String, gomp::Check>,
+    /// How the check run ended when it did not exit 0.
+    check_failed: Option<String>,
+}
+
+impl GccRuns {
+    /// The table's GCC cells for one scenario: its median, or why there is none.
+    fn cell(&self, scenario: &str) -> Result<f64, String> {
+        match self.checks.get(scenario).map(|c| &c.offload) {
+            Some(gomp::Offload::Host) => return Err("host fallback".into()),
+            Some(gomp::Offload::Partly { launches, regions }) => {
+                return Err(format!("partly host ({launches}/{regions})"));
+            }
+            Some(gomp::Offload::Gpu { .. }) => {}
+            None => {
+                return Err(match &self.check_failed {
+                    Some(how) => format!("check failed ({how})"),
+                    None => "not in check run".into(),
+                });
+            }
+        }
+        match self.samples.get(scenario) {
+            Some(v) if !v.is_empty() => Ok(median(v)),
+            _ => Err(match self.failures.first() {
+                Some((_, how, _)) => format!("failed ({how})"),
+                None => "no time printed".into(),
+            }),
+        }
+    }
+}
+
+/// The `GOMP_DEBUG=1` run of the GCC build (see `--gcc`).
+fn gcc_check(o: &Options, gcc: &Path, scratch: &Path, into: &mut GccRuns) {
+    let which = o.args.first().map_or("all", String::as_str);
+    let mut cmd = command(o, gcc, o.gcc_lib.as_deref(), &[which, "1", "1000"]);
+    cmd.env("GOMP_DEBUG", "1");
+    let limit = Duration::from_secs(o.gcc_timeout_s);
+    let (log, keep) = match &o.gcc_log {
+        Some(p) => (p.clone(), true),
+        None => (scratch.join("check.log"), false),
+    };
+    match gomp::run_merged(&mut cmd, &log, limit, keep) {
+        Ok((log, status)) => {
+            into.checks = gomp::check(&log, o.tag.as_deref());
+            if status.is_none_or(|s| !s.success()) {
+                into.check_failed = Some(gomp::ended(status));
+            }
+        }
+        Err(e) => into.check_failed = Some(format!("not started: {e}")),
+    }
+}
+
+/// One timed run of the GCC build; a failure is noted, and what it printed before still counts.
+fn gcc_once(o: &Options, gcc: &Path, scratch: &Path, run: usize, into: &mut GccRuns) {
+    let mut cmd = command(o, gcc, o.gcc_lib.as_deref(), &o.args);
+    let limit = Duration::from_secs(o.gcc_timeout_s);
+    let (out, status) = match gomp::run_merged(&mut cmd, &scratch.join("run.log"), limit, false) {
+        Ok(r) => r,
+        Err(e) => {
+            into.failures.push((run, "not started".into(), e));
+            return;
+        }
+    };
+    parse_samples(&out, o.tag.as_deref(), &mut into.samples);
+    if status.is_none_or(|s| !s.success()) {
+        let last = out
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("");
+        into.failures
+            .push((run, gomp::ended(status), last.chars().take(160).collect()));
+    }
 }
 
 pub fn median(v: &[f64]) -> f64 {
@@ -124,52 +253,175 @@ pub fn run(o: &Options) -> Result<(), String> {
             ));
         }
     }
+    if let Some(gcc) = &o.gcc
+        && !gcc.is_file()
+    {
+        return Err(format!("--gcc: {} is not a file", gcc.display()));
+    }
     let mut llvm = Samples::new();
     let mut ours = Samples::new();
-    for _ in 0..o.runs {
-        // Alternate so that drift of the machine affects both runtimes alike.
-        run_once(o, &o.llvm, &mut llvm)?;
-        run_once(o, &o.ours, &mut ours)?;
-    }
-    // The floors are measured after the runs, in this process, on the same GPU.
-    let floors: BTreeMap<String, crate::floor::Floor> = if o.floor || o.overhead {
-        crate::floor::run("all", 5, false, o.overhead)?
-            .into_iter()
-            .map(|f| (f.name.clone(), f))
-            .collect()
-    } else {
-        BTreeMap::new()
-    };
-    print!(
-        "{:<32} {:>14} {:>14} {:>12}",
-        "scenario", "LLVM 19 (us)", "ours (us)", "LLVM/ours"
-    );
-    if o.floor || o.overhead {
-        print!(" {:>12} {:>11}", "floor (us)", "ours/floor");
-    }
-    println!();
-    for (scenario, l) in &llvm {
-        let Some(r) = ours.get(scenario) else {
-            continue;
-        };
-        let (lm, rm) = (median(l), median(r));
-        print!("{scenario:<32} {lm:>14.3} {rm:>14.3} {:>11.2}x", lm / rm);
-        if let Some(f) = floors.get(scenario) {
-            print!(" {:>12.3} {:>10.2}x", f.median_us, rm / f.median_us);
+    let scratch = std::env::temp_dir().join(format!("omptarget-gcc-{}", std::process::id()));
+    let mut gcc = o.gcc.as_ref().map(|exe| {
+        let _ = std::fs::create_dir_all(&scratch);
+        let mut g = GccRuns::default();
+        gcc_check(o, exe, &scratch, &mut g);
+        (exe, g)
+    });
+    let timed = (|| {
+        for run in 1..=o.runs {
+            // Alternate so that drift of the machine affects the runtimes alike.
+            run_once(o, &o.llvm, &mut llvm)?;
+            run_once(o, &o.ours, &mut ours)?;
+            if let Some((exe, g)) = &mut gcc {
+                gcc_once(o, exe, &scratch, run, g);
+            }
         }
-        println!();
-    }
-    println!(
-        "(median over {} runs of each run's per-region median; runs alternate between runtimes)",
-        o.runs
+        Ok::<(), String>(())
+    })();
+    let _ = std::fs::remove_dir_all(&scratch);
+    timed?;
+    // The floors are measured after the runs, in this process, on the same GPU. Without them
+    // (no GPU) the table still comes, and the error after it.
+    let (floors, floor_err) = if o.floor || o.overhead {
+        match crate::floor::run("all", 5, false, o.overhead) {
+            Ok(v) => (
+                Some(v.into_iter().map(|f| (f.name.clone(), f)).collect()),
+                None,
+            ),
+            Err(e) => (None, Some(e)),
+        }
+    } else {
+        (None, None)
+    };
+    let gcc = gcc.map(|(_, g)| g);
+    print!(
+        "{}",
+        table(o.runs, &llvm, &ours, gcc.as_ref(), floors.as_ref())
     );
+    if let Some(g) = &gcc {
+        let path: Vec<String> = (o.gcc_lib.iter().map(|p| p.display().to_string()))
+            .chain(o.extra_lib_path.clone())
+            .collect();
+        println!(
+            "({GCC}: {} with LD_LIBRARY_PATH={}; check: one run with GOMP_DEBUG=1 at reps 1, scale 1000)",
+            o.gcc.as_deref().unwrap_or(Path::new("")).display(),
+            path.join(":")
+        );
+        print!("{}", gcc_report(&llvm, &ours, g));
+    }
+    if let Some(e) = floor_err {
+        println!("floor: not measured: {e}");
+        return Err(e);
+    }
     // The table above stands whatever happens to the overhead rows.
+    let no_floors = BTreeMap::new();
     if o.overhead
-        && let Err(e) = print_overhead(o, &ours, &floors)
+        && let Err(e) = print_overhead(o, &ours, floors.as_ref().unwrap_or(&no_floors))
     {
         println!("overhead: not measured: {e}");
     }
     Ok(())
+}
+
+/// The scenarios both runtimes timed, in name order, with their medians.
+fn rows<'a>(llvm: &'a Samples, ours: &'a Samples) -> impl Iterator<Item = (&'a str, f64, f64)> {
+    llvm.iter().filter_map(|(s, l)| {
+        let r = ours.get(s)?;
+        Some((s.as_str(), median(l), median(r)))
+    })
+}
+
+/// The table: per scenario, LLVM 19, ours and their ratio; with `gcc`, GCC's median and the
+/// ratio GCC/ours (or why GCC has no time); with `floors`, the floor and ours/floor.
+fn table(
+    runs: usize,
+    llvm: &Samples,
+    ours: &Samples,
+    gcc: Option<&GccRuns>,
+    floors: Option<&BTreeMap<String, crate::floor::Floor>>,
+) -> String {
+    let mut t = format!(
+        "{:<32} {:>14} {:>14} {:>12}",
+        "scenario", "LLVM 19 (us)", "ours (us)", "LLVM/ours"
+    );
+    if gcc.is_some() {
+        let _ = write!(t, " {:>14} {:>11}", format!("{GCC} (us)"), "GCC/ours");
+    }
+    if floors.is_some() {
+        let _ = write!(t, " {:>12} {:>11}", "floor (us)", "ours/floor");
+    }
+    t.push('\n');
+    for (scenario, lm, rm) in rows(llvm, ours) {
+        let _ = write!(t, "{scenario:<32} {lm:>14.3} {rm:>14.3} {:>11.2}x", lm / rm);
+        match gcc.map(|g| g.cell(scenario)) {
+            Some(Ok(gm)) => {
+                let _ = write!(t, " {gm:>14.3} {:>10.2}x", gm / rm);
+            }
+            Some(Err(why)) => {
+                let _ = write!(t, " {why:>26}");
+            }
+            None => {}
+        }
+        if let Some(f) = floors.and_then(|f| f.get(scenario)) {
+            let _ = write!(t, " {:>12.3} {:>10.2}x", f.median_us, rm / f.median_us);
+        }
+        t.push('\n');
+    }
+    let _ = writeln!(
+        t,
+        "(median over {runs} runs of each run's per-region median; runs alternate between runtimes)"
+    );
+    t
+}
+
+/// Below the table: how many scenarios GCC ran on the GPU, each scenario's check (with the
+/// first kernel launch libgomp logged: the kernel's name and geometry), the failed runs.
+fn gcc_report(llvm: &Samples, ours: &Samples, g: &GccRuns) -> String {
+    let mut t = String::new();
+    let names: Vec<&str> = rows(llvm, ours).map(|(s, _, _)| s).collect();
+    let on_gpu = names
+        .iter()
+        .filter(|s| {
+            matches!(
+                g.checks.get(**s).map(|c| &c.offload),
+                Some(gomp::Offload::Gpu { .. })
+            )
+        })
+        .count();
+    let _ = writeln!(
+        t,
+        "{GCC} on the GPU: {on_gpu} of {} scenarios (GOMP_DEBUG=1: a kernel launch logged for every timed region){}",
+        names.len(),
+        match &g.check_failed {
+            Some(how) => format!("; the check run ended: {how}"),
+            None => String::new(),
+        }
+    );
+    for s in names {
+        let verdict = match g.checks.get(s) {
+            Some(c) => match &c.offload {
+                gomp::Offload::Gpu { launches, regions } => {
+                    format!("gpu: {launches} launches for {regions} timed regions")
+                }
+                gomp::Offload::Partly { launches, regions } => {
+                    format!("PARTLY HOST: {launches} launches for {regions} timed regions")
+                }
+                gomp::Offload::Host => "HOST FALLBACK: no kernel launch logged".into(),
+            },
+            None => "not in the check run".into(),
+        };
+        let first = g
+            .checks
+            .get(s)
+            .and_then(|c| c.first_launch.as_deref())
+            .map(|l| format!(" | {l}"))
+            .unwrap_or_default();
+        let _ = writeln!(t, "gcc check {s:<32} {verdict}{first}");
+    }
+    for (run, how, last) in &g.failures {
+        let _ = writeln!(t, "gcc run {run}: {how}: {last}");
+    }
+    t
 }
 
 /// The mean device time of the kernels one scenario launches under ours, from our profiler's
@@ -265,7 +517,169 @@ fn print_overhead(
 
 #[cfg(test)]
 mod tests {
-    use super::{kernel_mean_us, median};
+    use super::*;
+
+    fn samples(rows: &[(&str, &[f64])]) -> Samples {
+        rows.iter()
+            .map(|(s, v)| (s.to_string(), v.to_vec()))
+            .collect()
+    }
+
+    fn gpu(launches: u64) -> gomp::Check {
+        gomp::Check {
+            offload: gomp::Offload::Gpu {
+                launches,
+                regions: 10,
+            },
+            first_launch: Some("GOMP_OFFLOAD_run: kernel f: launch [(teams: 2), 1, 1]".into()),
+        }
+    }
+
+    #[test]
+    fn the_gcc_column_shows_times_only_where_kernels_ran_on_the_gpu() {
+        let llvm = samples(&[
+            ("a", &[30.0, 32.0]),
+            ("b", &[90.0, 90.0]),
+            ("c", &[9.0, 9.0]),
+            ("d", &[9.0, 9.0]),
+            ("e", &[9.0, 9.0]),
+        ]);
+        let ours = samples(&[
+            ("a", &[10.0, 10.0]),
+            ("b", &[15.0, 15.0]),
+            ("c", &[3.0, 3.0]),
+            ("d", &[3.0, 3.0]),
+            ("e", &[3.0, 3.0]),
+        ]);
+        let g = GccRuns {
+            samples: samples(&[("a", &[20.0, 24.0]), ("b", &[45.0]), ("c", &[1.0])]),
+            failures: vec![(2, "signal 11".into(), "Segmentation fault".into())],
+            checks: [
+                ("a".to_string(), gpu(14)),
+                ("b".to_string(), gpu(10)),
+                (
+                    "c".to_string(),
+                    gomp::Check {
+                        offload: gomp::Offload::Host,
+                        first_launch: None,
+                    },
+                ),
+                ("d".to_string(), gpu(12)),
+            ]
+            .into(),
+            check_failed: None,
+        };
+        let floors: BTreeMap<String, crate::floor::Floor> = [(
+            "a".to_string(),
+            crate::floor::Floor {
+                name: "a".into(),
+                median_us: 8.0,
+                kernel_us: None,
+            },
+        )]
+        .into();
+        let t = table(2, &llvm, &ours, Some(&g), Some(&floors));
+        let lines: Vec<&str> = t.lines().collect();
+        let cols = |l: &str| l.split_whitespace().map(String::from).collect::<Vec<_>>();
+        assert_eq!(
+            cols(lines[0]),
+            [
+                "scenario",
+                "LLVM",
+                "19",
+                "(us)",
+                "ours",
+                "(us)",
+                "LLVM/ours",
+                "GCC",
+                "12",
+                "(us)",
+                "GCC/ours",
+                "floor",
+                "(us)",
+                "ours/floor"
+            ]
+        );
+        // LLVM, ours, LLVM/ours, GCC, GCC/ours, floor, ours/floor side by side.
+        assert_eq!(
+            cols(lines[1]),
+            [
+                "a", "31.000", "10.000", "3.10x", "22.000", "2.20x", "8.000", "1.25x"
+            ]
+        );
+        assert_eq!(
+            cols(lines[2]),
+            ["b", "90.000", "15.000", "6.00x", "45.000", "3.00x"]
+        );
+        // GCC printed a time for c, on the host: no number.
+        assert!(
+            lines[3].ends_with("3.00x              host fallback"),
+            "{t}"
+        );
+        assert!(lines[4].ends_with(" failed (signal 11)"), "{t}");
+        assert!(lines[5].ends_with(" not in check run"), "{t}");
+        // The columns line up: GCC's cells end where the header's GCC/ours does.
+        let gcc_end = lines[0].find("GCC/ours").unwrap() + "GCC/ours".len();
+        for l in &lines[1..6] {
+            assert_ne!(&l[gcc_end - 1..gcc_end], " ", "{t}");
+            assert!(
+                matches!(l.get(gcc_end..gcc_end + 1), None | Some(" ")),
+                "{t}"
+            );
+        }
+        assert!(lines[6].starts_with("(median over 2 runs"));
+
+        let r = gcc_report(&llvm, &ours, &g);
+        let lines: Vec<&str> = r.lines().collect();
+        assert!(
+            lines[0].starts_with("GCC 12 on the GPU: 3 of 5 scenarios"),
+            "{r}"
+        );
+        assert_eq!(
+            cols(lines[1]).join(" "),
+            "gcc check a gpu: 14 launches for 10 timed regions | GOMP_OFFLOAD_run: kernel f: launch [(teams: 2), 1, 1]"
+        );
+        assert!(
+            lines[3].contains(" HOST FALLBACK: no kernel launch logged"),
+            "{r}"
+        );
+        assert!(lines[5].ends_with(" not in the check run"), "{r}");
+        assert_eq!(lines[6], "gcc run 2: signal 11: Segmentation fault");
+
+        // Without the GCC build or the floors, the table is the two runtimes' as before.
+        let t = table(2, &llvm, &ours, None, None);
+        assert_eq!(
+            t.lines().nth(1).unwrap(),
+            "a                                        31.000         10.000        3.10x"
+        );
+    }
+
+    #[test]
+    fn a_failed_check_run_marks_the_rows_it_did_not_reach() {
+        let g = GccRuns {
+            samples: samples(&[("a", &[5.0]), ("b", &[5.0])]),
+            checks: [("a".to_string(), gpu(10))].into(),
+            check_failed: Some("timeout".into()),
+            ..GccRuns::default()
+        };
+        assert_eq!(g.cell("a"), Ok(5.0));
+        assert_eq!(g.cell("b"), Err("check failed (timeout)".into()));
+        let partly = GccRuns {
+            checks: [(
+                "a".to_string(),
+                gomp::Check {
+                    offload: gomp::Offload::Partly {
+                        launches: 3,
+                        regions: 10,
+                    },
+                    first_launch: None,
+                },
+            )]
+            .into(),
+            ..g
+        };
+        assert_eq!(partly.cell("a"), Err("partly host (3/10)".into()));
+    }
 
     #[test]
     fn kernel_means_come_from_the_device_rows() {

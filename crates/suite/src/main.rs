@@ -10,6 +10,7 @@
 
 mod bench;
 mod floor;
+mod gomp;
 mod probe;
 mod run;
 

@@ -129,6 +129,25 @@ pub fn bench(ctx: &Ctx) {
     }
 }
 
+/// The bench options of the GCC column when the suite folder holds GCC's build of the scenarios
+/// (`gcc/gpu_scenarios`, with libgomp and its nvptx plugin in `gcc/lib`): none otherwise. The
+/// GOMP_DEBUG=1 log is kept in `scratch` (so in runs.tar.gz).
+fn gcc_args(dir: &Path, scratch: &Path) -> Vec<String> {
+    let exe = dir.join("gcc/gpu_scenarios");
+    if !exe.is_file() {
+        return Vec::new();
+    }
+    [
+        "--gcc".into(),
+        exe.display().to_string(),
+        "--gcc-lib".into(),
+        dir.join("gcc/lib").display().to_string(),
+        "--gcc-log".into(),
+        scratch.join("gcc-gomp-debug.log").display().to_string(),
+    ]
+    .into()
+}
+
 /// Up to `n` lines of a profile (`omptarget-rs profile` lines with ` calls `).
 fn profile_lines(out: &str, n: usize) -> Vec<&str> {
     out.lines()
@@ -160,11 +179,23 @@ pub fn perf(ctx: &Ctx) {
     let log = |text: &str| ctx.append("bench.log", &format!("{text}\n"));
     let one_line = |r: &Ran| r.stdout.lines().collect::<Vec<_>>().join(" ");
 
+    let gcc = if ctx.o.perf_gcc {
+        gcc_args(&suite.dir, &step.scratch)
+    } else {
+        Vec::new()
+    };
     show(&format!(
-        "== perf: gpu_scenarios under {} and ours ({runs} runs each, alternating) and the floors",
-        oracle.label
+        "== perf: gpu_scenarios under {}{} and ours ({runs} runs each, alternating) and the floors",
+        oracle.label,
+        if gcc.is_empty() { "" } else { ", GCC 12" }
     ));
+    if !ctx.o.perf_gcc {
+        show("perf: no GCC column (PERF_GCC=0)");
+    } else if gcc.is_empty() {
+        show("perf: no gcc/gpu_scenarios (gpu/build.sh builds it with gcc-12): no GCC column");
+    }
     let mut a = bench_args(ctx, &sc, oracle, ours);
+    a.extend(gcc);
     a.extend(["--runs", &runs, "--overhead", "--", "all", "5", "1"].map(String::from));
     let a: Vec<&str> = a.iter().map(String::as_str).collect();
     let r = step.run(&ctx.exe, &a, None, &[], 420);
@@ -172,6 +203,14 @@ pub fn perf(ctx: &Ctx) {
     if !r.status.success() {
         show("perf: bench failed");
         ctx.fail();
+    }
+    // Not a verdict on our runtime: a GCC row without a time is reported, not failed.
+    if let Some(l) = r
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("GCC 12 on the GPU:"))
+    {
+        ctx.total(format!("perf {}", l.split(" (").next().unwrap_or(l)));
     }
 
     show(
@@ -420,6 +459,27 @@ mod tests {
         assert_eq!(ratio_lines(out).len(), 2);
         let prof = "scenario=empty median_us=9\nomptarget-rs profile (host time in CUDA driver calls):\n  cuInit   1 calls  5 us total\n  cuLaunchKernel  9 calls 3 us total\n";
         assert_eq!(profile_lines(prof, 1), ["  cuInit   1 calls  5 us total"]);
+    }
+
+    #[test]
+    fn the_gcc_column_comes_with_gccs_build() {
+        let d = std::env::temp_dir().join(format!("omptarget-perf-gcc-{}", std::process::id()));
+        fs::create_dir_all(d.join("gcc/lib")).unwrap();
+        assert!(gcc_args(&d, Path::new("/s")).is_empty());
+        fs::write(d.join("gcc/gpu_scenarios"), "").unwrap();
+        let g = |p: &str| d.join(p).display().to_string();
+        assert_eq!(
+            gcc_args(&d, Path::new("/s")),
+            [
+                "--gcc",
+                &g("gcc/gpu_scenarios"),
+                "--gcc-lib",
+                &g("gcc/lib"),
+                "--gcc-log",
+                "/s/gcc-gomp-debug.log"
+            ]
+        );
+        fs::remove_dir_all(d).unwrap();
     }
 
     #[test]

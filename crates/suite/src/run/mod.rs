@@ -71,6 +71,11 @@ pub struct Options {
     /// Runs of gpu_scenarios under each runtime in the perf mode.
     #[arg(long, default_value_t = 3)]
     pub perf_runs: usize,
+    /// Whether the perf mode adds the GCC 12 column when OUT/gcc/gpu_scenarios exists
+    /// (1/0, true/false; it costs as many GCC runs as --perf-runs, and a GOMP_DEBUG=1 run).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set,
+          value_parser = clap::builder::BoolishValueParser::new())]
+    pub perf_gcc: bool,
     /// compute-sanitizer tools, in the order they are run.
     #[arg(long, default_value = "memcheck,initcheck,synccheck,racecheck")]
     pub san_tools: String,

@@ -130,11 +130,18 @@ static void name_data(char *out, size_t n, const ompt_data_t *d) {
     snprintf(out, n, "%lu", (unsigned long)d->value);
 }
 
+static table_t tasks_seen;
+
+// Tasks by creation order; portable output numbers them in order of first appearance in
+// these callbacks instead (the runtime creates tasks of its own on some devices, such as the
+// host device's deferred work, which shift the creation numbers of the program's tasks).
 static void name_task(char *out, size_t n, const ompt_data_t *d) {
   if (!d)
     snprintf(out, n, "null");
   else if (!d->value)
     snprintf(out, n, "unnamed");
+  else if (portable)
+    snprintf(out, n, "t%d", find_or_add(&tasks_seen, (uintptr_t)d->value));
   else
     snprintf(out, n, "t%lu", (unsigned long)d->value);
 }
@@ -195,10 +202,13 @@ static void inquire(char *out, size_t n) {
 }
 
 // ------------------------------------------------------------------ device callbacks
+static char cubin_device[64];
+
 static void on_device_initialize(int dev, const char *type, ompt_device_t *device,
                                  ompt_function_lookup_t lookup, const char *doc) {
   if (portable && dev != 0) return;
   pthread_mutex_lock(&mu);
+  if (type && !strncmp(type, "sm_", 3) && dev >= 0 && dev < 64) cubin_device[dev] = 1;
   OUT("device_initialize device_num=%d type=%s device=%s lookup=%s documentation=%s\n", dev,
       portable ? "-" : type ? type : "null", device ? "set" : "null", lookup ? "set" : "null",
       doc ? doc : "null");
@@ -222,8 +232,8 @@ static void on_device_load(int dev, const char *file, int64_t offset, void *vma,
     snprintf(h, sizeof h, "%s", host ? "set" : "null");
   else
     name_ra(h, sizeof h, host);
-  if (portable)
-    snprintf(b, sizeof b, "-");
+  if (portable || (dev >= 0 && dev < 64 && cubin_device[dev]))
+    snprintf(b, sizeof b, "-");  // a cubin's size depends on the CUDA toolchain that made it
   else
     snprintf(b, sizeof b, "%zu", bytes);
   OUT("device_load device_num=%d filename=%s offset_in_file=%ld vma_in_file=%s bytes=%s "

@@ -169,6 +169,14 @@ static void check(ompt_record_ompt_t *r, double now) {
     if (!why_bad) why_bad = why;
   }
   check_order(r->thread_id, r->time);
+  if (getenv("OMPT_TRACE_DUMP"))  // each record on stderr, for finding an unordered one
+    fprintf(stderr, "record type=%d optype=%d thread=%lu host_op=%lu start=%lu end=%lu bytes=%lu\n",
+            (int)r->type,
+            r->type == ompt_callback_target_data_op ? (int)r->record.target_data_op.optype : -1,
+            (unsigned long)r->thread_id, (unsigned long)op, (unsigned long)r->time,
+            (unsigned long)end,
+            r->type == ompt_callback_target_data_op ? (unsigned long)r->record.target_data_op.bytes
+                                                    : 0ul);
   if (r->type == ompt_callback_target_submit && end - r->time > longest_kernel_ns)
     longest_kernel_ns = end - r->time;
 }

@@ -36,18 +36,20 @@ run() { # NAME LIBDIR
   local name=$1 dir=$2 smi_pid= rc=0
   echo "== soak under $name: $constructs constructs, $threads threads"
   if command -v nvidia-smi >/dev/null 2>&1; then
-    nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 500 > "$work/gpu.$name" &
+    nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 100 > "$work/gpu.$name" &
     smi_pid=$!
   fi
   LD_LIBRARY_PATH=$dir:$extra "$bin" "$constructs" "$threads" "$samples" | tee "$work/out.$name" || rc=$?
   if [[ -n $smi_pid ]]; then
     kill "$smi_pid" 2>/dev/null || true
     wait "$smi_pid" 2>/dev/null || true
-    # Used GPU memory (MiB) after the first 10% of the samples (warm-up): growth over 64 MiB
+    # Used GPU memory (MiB) after the first quarter of the samples, at least two (warm-up: the
+    # first samples come before the runtime made its context and memory pool; a run of 4 s
+    # with 2 samples a second once counted the empty device as the start): growth over 64 MiB
     # is a leak.
     awk -v name="$name" '{ v[NR] = $1 } END {
-      skip = int(NR / 10) + 1; min = 1e18; max = 0
-      for (i = skip; i <= NR; i++) { if (v[i] < min) min = v[i]; if (v[i] > max) max = v[i] }
+      skip = int(NR / 4); if (skip < 2) skip = 2; min = 1e18; max = 0
+      for (i = skip + 1; i <= NR; i++) { if (v[i] < min) min = v[i]; if (v[i] > max) max = v[i] }
       printf "soak: GPU memory used under %s: %d samples, after warm-up %d..%d MiB, last %d MiB: %s\n",
         name, NR, min, max, v[NR], (max - min <= 64 ? "flat" : "GROWING")
       exit (max - min > 64) }' "$work/gpu.$name" || rc=1

@@ -618,10 +618,9 @@ impl AsyncInfo {
             if let Some(e) = removed {
                 trace::removing(self.info, self.device.id, &e, size);
                 if e.owns_allocation {
-                    let ours = self
-                        .marks
-                        .lookup_mut((id, e.tgt_alloc))
-                        .map_or(0, |m| m.uses);
+                    // Our mark on it, looked up once.
+                    let mark = self.marks.find((id, e.tgt_alloc));
+                    let ours = mark.map_or(0, |at| self.marks.get_mut(at).uses);
                     if e.users > ours {
                         // Other constructs' queued work still uses the memory: the last of
                         // them to synchronise frees it (we count among them).
@@ -630,7 +629,8 @@ impl AsyncInfo {
                     }
                     // Only this construct used it: free it on our queue, behind our work, and
                     // forget our marks on it (the address may be reused at once).
-                    if let Some(m) = self.marks.lookup_mut((id, e.tgt_alloc)) {
+                    if let Some(at) = mark {
+                        let m = self.marks.get_mut(at);
                         m.pending = false;
                         m.uses = 0;
                     }

@@ -59,6 +59,8 @@ impl Runtime {
             return Ok(());
         }
         let dev = self.device_for_api(device)?;
+        // Works on device memory by address: parked constructs' work completes first.
+        let _ = self.complete_parked(None);
         if !crate::device::lock(&dev.api_blocks).remove(&ptr) {
             return Err(not_ours(device));
         }
@@ -128,6 +130,8 @@ impl Runtime {
             }
             (false, true) => {
                 let dev = self.device_for_api(dst_device)?;
+                // Works on device memory by address: parked constructs' work completes first.
+                let _ = self.complete_parked(None);
                 let mut ai = self.async_info(&dev);
                 dev.trace_transfer(self.info_level(), true, src, dst, length);
                 ai.copy(&dev, CopyKind::HostToDevice, dst, src, length)?;
@@ -135,6 +139,8 @@ impl Runtime {
             }
             (true, false) => {
                 let dev = self.device_for_api(src_device)?;
+                // Works on device memory by address: parked constructs' work completes first.
+                let _ = self.complete_parked(None);
                 let mut ai = self.async_info(&dev);
                 dev.trace_transfer(self.info_level(), false, dst, src, length);
                 ai.copy(&dev, CopyKind::DeviceToHost, dst, src, length)?;
@@ -143,6 +149,8 @@ impl Runtime {
             (false, false) => {
                 let sdev = self.device_for_api(src_device)?;
                 let ddev = self.device_for_api(dst_device)?;
+                // Works on device memory by address: parked constructs' work completes first.
+                let _ = self.complete_parked(None);
                 // Within one device: a direct copy where the backend has a device-to-device
                 // path; otherwise through host memory, as LLVM 19's host plugin does (and
                 // traces).
@@ -210,6 +218,8 @@ impl Runtime {
             )));
         }
         let dev = self.device_for_api(device)?;
+        // Works on device memory by address: parked constructs' work completes first.
+        let _ = self.complete_parked(None);
         let what = (host, tgt, size);
         self.api_op(&dev, DataOpKind::Associate, what, &mut 0, || {
             self.associate(&dev, host, tgt, size).map(|_| 0)
@@ -257,6 +267,8 @@ impl Runtime {
     /// `omp_target_disassociate_ptr`.
     pub fn disassociate_ptr(&self, host: usize, device: i64) -> Result<()> {
         let dev = self.device_for_api(device)?;
+        // Works on device memory by address: parked constructs' work completes first.
+        let _ = self.complete_parked(None);
         self.api_op(&dev, DataOpKind::Disassociate, (host, 0, 0), &mut 0, || {
             self.disassociate(&dev, host).map(|_| 0)
         })
@@ -285,6 +297,8 @@ impl Runtime {
     /// `omp_target_memset` on a device (the host case is the caller's).
     pub fn target_memset(&self, ptr: usize, value: u8, size: usize, device: i64) -> Result<()> {
         let dev = self.device_for_api(device)?;
+        // Works on device memory by address: parked constructs' work completes first.
+        let _ = self.complete_parked(None);
         let mut ai = self.async_info(&dev);
         let q = ai.queue()?;
         dev.backend()?

@@ -25,6 +25,10 @@ pub struct Config {
     pub memory_manager_threshold: usize,
     /// `LIBOMPTARGET_MAP_FORCE_ATOMIC` (default true).
     pub map_force_atomic: bool,
+    /// `OMPTARGET_RS_DEFERRED_COMPLETION` (default true): data constructs whose remaining
+    /// device work no longer involves host memory return before it completes
+    /// (docs/ARCHITECTURE.md, "Deferred completion").
+    pub deferred_completion: bool,
     /// `LIBOMPTARGET_NUM_INITIAL_STREAMS` (default 1).
     pub num_initial_streams: usize,
     /// `OMPTARGET_DISABLE_HOST_PLUGIN` (default false).
@@ -111,6 +115,7 @@ impl Default for Config {
             debug: 0,
             memory_manager_threshold: omptarget_plugin::memory_manager::DEFAULT_THRESHOLD,
             map_force_atomic: true,
+            deferred_completion: true,
             num_initial_streams: 1,
             disable_host_plugin: false,
             num_teams: 0,
@@ -280,6 +285,10 @@ impl Config {
                 d.memory_manager_threshold,
             ),
             map_force_atomic: r.flag("LIBOMPTARGET_MAP_FORCE_ATOMIC", d.map_force_atomic),
+            deferred_completion: r.flag(
+                "OMPTARGET_RS_DEFERRED_COMPLETION",
+                d.deferred_completion,
+            ),
             num_initial_streams: r
                 .int("LIBOMPTARGET_NUM_INITIAL_STREAMS", 0, MAX_INITIAL_STREAMS)
                 .map_or(d.num_initial_streams, |v| v as usize),

@@ -4,6 +4,7 @@ mod constructs;
 mod exit;
 mod hooks;
 mod interop;
+mod parked;
 mod record;
 
 use crate::config::Config;
@@ -83,6 +84,8 @@ pub struct Runtime {
     offload_disabled: OnceLock<bool>,
     /// Constructs running now, and whether the program is exiting (`exit.rs`).
     in_flight: exit::InFlight,
+    /// Constructs that returned before their work completed (`parked.rs`).
+    parked: parked::Parked,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -130,6 +133,7 @@ impl Runtime {
             llvm22_registered: AtomicBool::new(false),
             offload_disabled: OnceLock::new(),
             in_flight: exit::InFlight::default(),
+            parked: parked::Parked::default(),
             config,
         }
     }
@@ -179,7 +183,16 @@ impl Runtime {
         } else {
             None
         };
-        crate::ops::AsyncInfo::with_tool(dev, self.info_level(), self.config.map_force_atomic, tool)
+        let mut ai = crate::ops::AsyncInfo::with_tool(
+            dev,
+            self.info_level(),
+            self.config.map_force_atomic,
+            tool,
+        );
+        if let Some(parked) = self.parked_for_construct(dev.id) {
+            ai.adopt(parked);
+        }
+        ai
     }
 
     /// 0x04: every device's table after a construct.
@@ -356,6 +369,10 @@ impl Runtime {
         let last = registry.binaries.is_empty();
         self.generation.fetch_add(1, Ordering::AcqRel);
         drop(registry);
+        if last {
+            // Parked constructs' work completes before the memory it uses is released.
+            let _ = self.complete_parked(None);
+        }
         // After this, no loader reads the binary's bytes (the library may be unmapped once
         // we return), and none installs it on a device.
         binary.retire();

@@ -371,6 +371,15 @@ pub trait Device: Send + Sync {
     /// Whether everything queued on `queue` has finished, without blocking.
     fn query(&self, queue: QueueId) -> Result<bool>;
 
+    /// Whether work queued on `queue` may still read or write the program's host memory: a
+    /// DMA from or to host memory that was not staged, or a staged copy from the device that
+    /// lands in host memory when the queue completes. A construct whose queue does not may
+    /// return before its device work completes (the core's deferred completion,
+    /// docs/ARCHITECTURE.md). The default, `true`, never lets one.
+    fn queue_touches_host(&self, _queue: QueueId) -> bool {
+        true
+    }
+
     /// Marks the current end of `queue` (or now, without a queue) for device tracing: the
     /// time when everything queued before it has run. Called only while a tool traces the
     /// device. The default, the host clock now, is right for backends that finish each

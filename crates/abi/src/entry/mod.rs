@@ -182,15 +182,25 @@ fn begin_async(rt: &Runtime, dev: &Arc<Device>, slot: Option<*mut *mut c_void>) 
     rt.async_info(dev)
 }
 
-/// Ends a construct: a blocking one synchronises; a `nowait` one that is still running is
-/// left in the task's slot for `__tgt_target_nowait_query`.
+/// Ends a construct: a blocking one synchronises, or, when `deferrable` (data constructs)
+/// and its remaining work allows, returns before that work completes
+/// ([`Runtime::finish_construct`]); a `nowait` one that is still running is left in the
+/// task's slot for `__tgt_target_nowait_query`.
 fn end_async(
+    rt: &Runtime,
     mut ai: AsyncInfo,
     slot: Option<*mut *mut c_void>,
     r: Result<(), Error>,
+    deferrable: bool,
 ) -> Result<(), Error> {
     let Some(slot) = slot else {
-        return r.and_then(|_| ai.synchronize());
+        return match r {
+            Ok(()) => rt.finish_construct(ai, deferrable),
+            Err(e) => {
+                let _ = ai.synchronize();
+                Err(e)
+            }
+        };
     };
     if r.is_err() {
         let _ = ai.synchronize();

@@ -2,6 +2,7 @@
 
 mod attach;
 mod data;
+mod deferred;
 mod kernel;
 mod keyed;
 mod mapper;
@@ -184,6 +185,10 @@ pub struct AsyncInfo {
     /// Boxed: only constructs with ATTACH entries (clang 22) have one, and the AsyncInfo is
     /// built, moved and dropped on every construct.
     new_mappings: Option<Box<attach::NewMappings>>,
+    /// A construct of the same thread that returned before its work completed (deferred
+    /// completion, `runtime/parked.rs`): this construct took over its queue, so its work is
+    /// done when ours is, and it completes (marks, buffers) just before ours.
+    predecessor: Option<Box<AsyncInfo>>,
 }
 
 impl AsyncInfo {
@@ -226,6 +231,7 @@ impl AsyncInfo {
             stream_ordered,
             tool,
             new_mappings: None,
+            predecessor: None,
         }
     }
 
@@ -456,6 +462,10 @@ impl AsyncInfo {
     /// The construct's work is done (`queue` was its queue, if it had one): its marks are
     /// undone, the queue goes back to the pool, and what waited for the work runs.
     fn complete(&mut self, queue: Option<QueueId>) {
+        // Constructs that waited on this queue before us completed with it.
+        if let Some(mut p) = self.predecessor.take() {
+            p.complete_adopted(queue);
+        }
         self.end_marks(queue);
         if let Some(q) = queue {
             self.device.release_queue(q);

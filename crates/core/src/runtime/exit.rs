@@ -84,6 +84,12 @@ impl Runtime {
     /// unloaded under one. The caller holds no construct of its own.
     pub fn begin_exit(&self, wait: Duration) {
         self.in_flight.exiting.store(true, Ordering::SeqCst);
+        self.wait_in_flight(wait);
+        // Constructs that returned before their work completed complete now (parked.rs).
+        let _ = self.complete_parked(None);
+    }
+
+    fn wait_in_flight(&self, wait: Duration) {
         let started = Instant::now();
         let mut pause = Duration::from_micros(50);
         loop {

@@ -48,6 +48,9 @@ impl Runtime {
             device_id
         };
         let device = self.device_unloaded(id)?;
+        // The foreign runtime works on device memory by address: what parked constructs
+        // queued completes first (parked.rs).
+        let _ = self.complete_parked(Some(device.id));
         let Some(own) = device.backend()?.foreign_runtime() else {
             return Err(Error::NoForeignRuntime { device: device.id });
         };

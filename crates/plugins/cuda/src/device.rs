@@ -522,6 +522,10 @@ impl Device for CudaDevice {
         self.stream_query(queue)
     }
 
+    fn queue_touches_host(&self, queue: QueueId) -> bool {
+        self.staging.touches_host(queue.0)
+    }
+
     fn timestamp(&self, queue: Option<QueueId>) -> Result<Timestamp> {
         self.stream_timestamp(queue)
     }

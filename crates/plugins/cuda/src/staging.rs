@@ -69,6 +69,9 @@ struct PerStream {
     /// Small copies not queued yet, all in one direction: they go to the driver in one call
     /// before anything else is queued on the stream ([`Staging::flush`]).
     batch: Batch,
+    /// A copy was queued straight from or to the program's host memory (not staged): the
+    /// DMA reads or writes it until the stream completes ([`Staging::touches_host`]).
+    direct: bool,
 }
 
 /// Device → host copies waiting to land, in issue order: each copy's chunks
@@ -178,6 +181,28 @@ impl Staging {
         self.limit > 0
     }
 
+    /// Records that a copy on `stream` reads or writes the program's host memory directly
+    /// (not through a staging buffer), until the stream completes.
+    pub fn note_direct(&self, stream: usize) {
+        self.shard(stream)
+            .streams
+            .lock()
+            .entry(stream)
+            .or_default()
+            .direct = true;
+    }
+
+    /// Whether work queued on `stream` may still read or write the program's host memory: a
+    /// direct copy ([`Staging::note_direct`]) or a staged copy from the device that lands at
+    /// completion.
+    pub fn touches_host(&self, stream: usize) -> bool {
+        self.shard(stream)
+            .streams
+            .lock()
+            .get(&stream)
+            .is_some_and(|ps| ps.direct || !ps.landings.copies.is_empty())
+    }
+
     /// Whether a large copy of `size` bytes to or from pageable memory should be staged.
     /// Pinning the buffers costs more than one copy gains (~1.3 ms per MiB of fresh memory on
     /// the H200 machines, against ~0.09 ms per MiB for the driver's pageable path), so a
@@ -260,6 +285,7 @@ impl Staging {
         }
         self.flush(stream)?;
         if size <= SMALL {
+            self.note_direct(stream);
             return no_buffer(|| dma(dst, src, size));
         }
         let piece = if size <= WHOLE { size } else { CHUNK };
@@ -269,6 +295,7 @@ impl Staging {
         let issue = |i: usize, slot: Option<Slot>| -> Result<()> {
             let (off, len) = chunk(i);
             let Some(slot) = slot else {
+                self.note_direct(stream);
                 return no_buffer(|| dma(dst + off, src + off, len));
             };
             let r = dma(dst + off, slot.buf, len).and_then(|_| {
@@ -413,7 +440,10 @@ impl Staging {
                     chunks.push((dst + off, len, slot));
                 }
                 // Past the limit: the driver's own (blocking) path, still stream-ordered.
-                Ok(None) => result = no_buffer(|| dma(dst + off, src + off, len)),
+                Ok(None) => {
+                    self.note_direct(s as usize);
+                    result = no_buffer(|| dma(dst + off, src + off, len))
+                }
                 Err(e) => result = Err(e),
             }
             if result.is_err() {
@@ -448,6 +478,11 @@ impl Staging {
         // The stream's work is taken out; the emptied vectors go back afterwards.
         let (mut landings, mut release) = {
             let mut pending = self.shard(stream).streams.lock();
+            if let Some(ps) = pending.get_mut(&stream) {
+                // The stream's owner completes it now: its direct copies are over once it
+                // returns (nobody else asks about this stream meanwhile).
+                ps.direct = false;
+            }
             match pending.get_mut(&stream) {
                 Some(ps) if !(ps.landings.copies.is_empty() && ps.release.is_empty()) => (
                     std::mem::take(&mut ps.landings),

@@ -21,6 +21,7 @@ impl MockState {
     }
     pub(crate) fn synchronized(&self, queue: QueueId) {
         *lock(&self.syncs).entry(queue).or_insert(0) += 1;
+        lock(&self.touching_host).remove(&queue);
     }
     /// How often `queue` was synchronised (or found done) so far.
     pub(crate) fn sync_count(&self, queue: QueueId) -> u64 {

@@ -246,6 +246,12 @@ impl Device for MockDevice {
             }
         }
         self.state.tick(cost::COPY + size as u64);
+        if let Some(q) = queue
+            && (kind == CopyKind::DeviceToHost
+                || (kind == CopyKind::HostToDevice && self.state.host_dma.load(Ordering::Relaxed)))
+        {
+            crate::lock(&self.state.touching_host).insert(q);
+        }
         self.state.record(Op::Copy {
             device: self.index,
             kind,
@@ -368,6 +374,9 @@ impl Device for MockDevice {
         });
         self.state.synchronized(queue);
         Ok(())
+    }
+    fn queue_touches_host(&self, queue: QueueId) -> bool {
+        crate::lock(&self.state.touching_host).contains(&queue)
     }
     fn query(&self, queue: QueueId) -> Result<bool> {
         self.state.check_fault(OpKind::Query)?;

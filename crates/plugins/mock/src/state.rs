@@ -57,6 +57,12 @@ pub struct MockState {
     pub(crate) stamps: Mutex<HashMap<usize, (QueueId, u64, u64)>>,
     /// How often each queue was synchronised (or found done).
     pub(crate) syncs: Mutex<HashMap<QueueId, u64>>,
+    /// Queues whose work reads or writes host memory until they complete (models CUDA's
+    /// landings of staged copies from the device, and DMA from unstaged host memory).
+    pub(crate) touching_host: Mutex<std::collections::HashSet<QueueId>>,
+    /// While set, copies to the device read host memory until their queue completes (like
+    /// DMA from pinned memory); otherwise only copies from the device do.
+    pub host_dma: std::sync::atomic::AtomicBool,
 }
 
 impl MockState {
@@ -86,6 +92,8 @@ impl MockState {
             clock: AtomicU64::new(1_000_000),
             stamps: Mutex::new(HashMap::new()),
             syncs: Mutex::new(HashMap::new()),
+            touching_host: Mutex::new(std::collections::HashSet::new()),
+            host_dma: std::sync::atomic::AtomicBool::new(false),
         }
     }
     /// A device address for a new block of `size` bytes, past every block given out before

@@ -61,6 +61,7 @@ impl CudaDevice {
                 if size > staging::UNASKED
                     && (!driver::is_pageable(host) || !self.staging.worth_it(size))
                 {
+                    self.staging.note_direct(q.0);
                     issue(self.submit(q)?)
                 } else if kind == CopyKind::HostToDevice {
                     self.staging.to_device(dst, src, size, stream(q))
@@ -68,7 +69,12 @@ impl CudaDevice {
                     self.staging.to_host(dst, src, size, stream(q))
                 }
             }
-            Some(q) => issue(self.submit(q)?),
+            Some(q) => {
+                if kind != CopyKind::DeviceToDevice {
+                    self.staging.note_direct(q.0);
+                }
+                issue(self.submit(q)?)
+            }
             None => self.on_internal_stream(issue),
         }
     }

@@ -29,6 +29,7 @@ pub fn default_plugins(config: &Config) -> Vec<Arc<dyn Plugin>> {
             staging_limit: config.cuda_staging_limit,
             small_block_threshold: config.memory_manager_threshold,
             batch_copies: config.cuda_batch_copies,
+            copy_kernel: config.cuda_copy_kernel,
             info: config.info,
         };
         plugins.push(Arc::new(omptarget_plugin_cuda::CudaPlugin::new(cuda)));

@@ -92,6 +92,9 @@ pub struct Config {
     /// `OMPTARGET_RS_CUDA_BATCH_COPIES` (default true): small copies of a construct reach the
     /// CUDA driver in one batch per direction.
     pub cuda_batch_copies: bool,
+    /// `OMPTARGET_RS_CUDA_COPY_KERNEL` (default true): a batch of several small copies is made
+    /// by one launch of the CUDA plugin's copy kernel instead of the driver's batch call.
+    pub cuda_copy_kernel: bool,
     /// `OMPTARGET_QUERY_COUNT_THRESHOLD` (default 5): pending `nowait` queries a thread makes
     /// before it blocks on a construct instead of polling it.
     pub query_count_threshold: i64,
@@ -140,6 +143,7 @@ impl Default for Config {
             cuda_record_va: 0x6000_0000_0000,
             cuda_staging_limit: 512 << 20,
             cuda_batch_copies: true,
+            cuda_copy_kernel: true,
             query_count_threshold: 5,
             query_count_max: 10,
             query_count_backoff_factor: 0.5,
@@ -341,6 +345,7 @@ impl Config {
                 .map_or(d.cuda_record_va, |v| v as usize),
             cuda_staging_limit: bytes("OMPTARGET_RS_CUDA_STAGING_LIMIT", d.cuda_staging_limit),
             cuda_batch_copies: r.flag("OMPTARGET_RS_CUDA_BATCH_COPIES", d.cuda_batch_copies),
+            cuda_copy_kernel: r.flag("OMPTARGET_RS_CUDA_COPY_KERNEL", d.cuda_copy_kernel),
             query_count_threshold: r
                 .int("OMPTARGET_QUERY_COUNT_THRESHOLD", 0, i32_max)
                 .unwrap_or(d.query_count_threshold),

@@ -46,6 +46,9 @@ pub struct CudaConfig {
     /// `OMPTARGET_RS_CUDA_BATCH_COPIES` (default on): a construct's small copies reach the
     /// driver in one `cuMemcpyBatchAsync` call per direction.
     pub batch_copies: bool,
+    /// `OMPTARGET_RS_CUDA_COPY_KERNEL` (default on): a batch of several small copies is made
+    /// by one launch of a small copy kernel instead (staging/copy_kernel.rs; 0: never).
+    pub copy_kernel: bool,
     /// `OMPTARGET_RS_CUDA_BLOCKING_SYNC`: set an inactive primary context to
     /// `CU_CTX_SCHED_BLOCKING_SYNC`, as LLVM does. Off by default: a sleeping host thread
     /// wakes ~16 µs later than a spinning one after each synchronisation (measured on an H200,
@@ -75,6 +78,7 @@ impl Default for CudaConfig {
             staging_limit: 512 << 20,
             small_block_threshold: 8192,
             batch_copies: true,
+            copy_kernel: true,
         }
     }
 }

@@ -255,6 +255,7 @@ impl CudaDevice {
                 config.staging_limit,
                 std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
                 batch_copies,
+                config.copy_kernel,
             ),
             limits,
             name,

@@ -22,11 +22,15 @@
 //! Pinned memory is allocated on demand up to a limit (`OMPTARGET_RS_CUDA_STAGING_LIMIT`) and
 //! kept for the process's life; past the limit a copy falls back to the driver's own path.
 //!
-//! This file holds the copies and their landing; `buffers.rs` the pinned buffers and
-//! `batch.rs` the batches of small copies.
+//! A batch of several small copies goes to the device in one launch of a small copy kernel
+//! instead (`copy_kernel.rs`; `OMPTARGET_RS_CUDA_COPY_KERNEL`, on by default).
+//!
+//! This file holds the copies and their landing; `buffers.rs` the pinned buffers,
+//! `batch.rs` the batches of small copies and `copy_kernel.rs` the kernel that makes them.
 
 mod batch;
 mod buffers;
+mod copy_kernel;
 
 use crate::driver::{CUcontext, CUdeviceptr, CUstream, call, make_current};
 use batch::Batch;
@@ -98,8 +102,10 @@ pub struct Staging {
     helpers: usize,
     /// Small copies are batched (`OMPTARGET_RS_CUDA_BATCH_COPIES`, on by default) ...
     batching: bool,
-    /// ... through `cuMemcpyBatchAsync`, until the driver refuses it once.
+    /// ... through `cuMemcpyBatchAsync`, until the driver refuses it once ...
     batch_api: std::sync::atomic::AtomicBool,
+    /// ... or, for several small copies, one launch of the copy kernel.
+    copy_kernel: copy_kernel::CopyKernel,
     /// Bytes of large copies to or from pageable memory so far (see [`Staging::worth_it`]).
     pageable_bytes: AtomicUsize,
     /// Apart from the settings every copy reads.
@@ -152,8 +158,16 @@ fn copy_bytes(dst: usize, src: usize, size: usize) {
 }
 
 impl Staging {
-    /// `limit`: pinned bytes at most; `helpers`: threads (the caller included) for large copies.
-    pub fn new(ctx: CUcontext, device: i32, limit: usize, helpers: usize, batching: bool) -> Self {
+    /// `limit`: pinned bytes at most; `helpers`: threads (the caller included) for large copies;
+    /// `copy_kernel`: batches of small copies may go to the copy kernel (with `batching`).
+    pub fn new(
+        ctx: CUcontext,
+        device: i32,
+        limit: usize,
+        helpers: usize,
+        batching: bool,
+        copy_kernel: bool,
+    ) -> Self {
         Self {
             ctx,
             device,
@@ -161,6 +175,7 @@ impl Staging {
             helpers: helpers.max(1),
             batching,
             batch_api: std::sync::atomic::AtomicBool::new(true),
+            copy_kernel: copy_kernel::CopyKernel::new(batching && copy_kernel),
             pageable_bytes: AtomicUsize::new(0),
             pool: Padded(Lock::with_default(&POOL)),
             shards: (0..SHARDS)
@@ -569,7 +584,7 @@ mod tests {
     /// their capacity for the next construct. (No CUDA call: non-evented copies only.)
     #[test]
     fn landings_arrive_in_order_after_one_wait_and_keep_their_capacity() {
-        let st = Staging::new(std::ptr::null_mut(), 0, 0, 1, true);
+        let st = Staging::new(std::ptr::null_mut(), 0, 0, 1, true, true);
         let mut bufs = [[1u8; 4], [2u8; 4], [3u8; 4]];
         let mut home = [0u8; 6];
         let stream = 7;
@@ -636,7 +651,7 @@ mod tests {
 
     #[test]
     fn parallel_runs_every_index_once_and_reports_an_error() {
-        let s = Staging::new(std::ptr::null_mut(), 0, 0, 4, true);
+        let s = Staging::new(std::ptr::null_mut(), 0, 0, 4, true, true);
         let seen: Vec<AtomicUsize> = (0..37).map(|_| AtomicUsize::new(0)).collect();
         // Below PARALLEL_MIN: on the caller's thread only.
         s.parallel(37, 1, |i| {

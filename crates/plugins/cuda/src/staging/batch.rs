@@ -1,6 +1,7 @@
 //! Batching: a construct's small staged copies wait in their stream's batch, one direction at
 //! a time, and reach the driver in one `cuMemcpyBatchAsync` call ([`Staging::flush`], before
 //! anything else is queued on the stream), or one by one where the driver has no batches.
+//! Batches of several small copies go to the copy kernel instead (`copy_kernel.rs`).
 
 use super::{PerStream, Staging};
 use crate::driver::{CUdeviceptr, CUstream, call};
@@ -45,6 +46,8 @@ impl Staging {
         size: usize,
         keep: impl FnOnce(&mut PerStream),
     ) -> Result<()> {
+        // The copy kernel is loaded (once) before any lock is taken: the driver compiles it.
+        self.copy_kernel.prepare(self.ctx);
         // Batches are issued with the lock held: another thread may flush this stream (an
         // event recorded on it for a cross-queue wait) while its owner queues more work, and
         // the stream must see the batches in the order they were closed.
@@ -97,8 +100,11 @@ impl Staging {
     }
 
     fn issue_copies(&self, b: &mut Batch, s: CUstream) -> Result<()> {
+        // The copy kernel first (where it takes this batch); whatever it did not queue goes
+        // to the driver's copies.
+        let done = self.copy_kernel.issue(&b.srcs, &b.dsts, &b.sizes, s);
         let n = b.sizes.len();
-        if n > 1 && self.batch_api.load(Ordering::Relaxed) {
+        if n - done > 1 && self.batch_api.load(Ordering::Relaxed) {
             let host = sys::CUmemLocation {
                 type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_HOST,
                 id: 0,
@@ -120,14 +126,14 @@ impl Staging {
             };
             let mut first = 0usize;
             let mut failed_at = 0usize;
-            // SAFETY: n copies between pinned buffers of ours and live device ranges, one
-            // attribute set for all of them (index 0).
+            // SAFETY: n - done copies between pinned buffers of ours and live device ranges,
+            // one attribute set for all of them (index 0).
             let r = call("cuMemcpyBatchAsync", || unsafe {
                 sys::cuMemcpyBatchAsync(
-                    b.dsts.as_mut_ptr(),
-                    b.srcs.as_mut_ptr(),
-                    b.sizes.as_mut_ptr(),
-                    n,
+                    b.dsts[done..].as_mut_ptr(),
+                    b.srcs[done..].as_mut_ptr(),
+                    b.sizes[done..].as_mut_ptr(),
+                    n - done,
                     &mut attrs,
                     &mut first,
                     1,
@@ -142,7 +148,7 @@ impl Staging {
             // driver queued already are queued again, which is harmless: the same bytes.
             self.batch_api.store(false, Ordering::Relaxed);
         }
-        for i in 0..n {
+        for i in done..n {
             issue_one(b.to_device, b.dsts[i], b.srcs[i], b.sizes[i], s)?;
         }
         Ok(())

@@ -22,8 +22,9 @@
 //! Pinned memory is allocated on demand up to a limit (`OMPTARGET_RS_CUDA_STAGING_LIMIT`) and
 //! kept for the process's life; past the limit a copy falls back to the driver's own path.
 //!
-//! This file holds the copies and their landing; `buffers.rs` the pinned buffers and
-//! `batch.rs` the batches of small copies.
+//! This file holds the copies and their landing; `buffers.rs` the pinned buffers (and the rule
+//! by which they grow), `batch.rs` the batches of small copies and `helpers.rs` the
+//! long-lived threads that share the host copies of large ones.
 
 mod batch;
 mod buffers;
@@ -240,7 +241,7 @@ impl Staging {
             })
         };
         if size <= SMALL
-            && let Some(slot) = self.take(size, false)?
+            && let Some(slot) = self.take(size, size, false)?
         {
             copy_bytes(slot.buf, src, size);
             return self.queue_small(stream, true, dst, slot.buf, size, |ps| {
@@ -282,7 +283,7 @@ impl Staging {
         };
         let fill = |i: usize| -> Result<Option<Slot>> {
             let (off, len) = chunk(i);
-            let slot = self.take(len, true)?;
+            let slot = self.take(len, size, true)?;
             if let Some(slot) = &slot {
                 copy_bytes(slot.buf, src + off, len);
             }
@@ -317,7 +318,7 @@ impl Staging {
             })
         };
         if size <= SMALL
-            && let Some(slot) = self.take(size, false)?
+            && let Some(slot) = self.take(size, size, false)?
         {
             let buf = slot.buf;
             return self.queue_small(s as usize, false, buf, src, size, |ps| {
@@ -332,7 +333,7 @@ impl Staging {
         let mut off = 0;
         while off < size {
             let len = piece.min(size - off);
-            match self.take(len, evented) {
+            match self.take(len, size, evented) {
                 Ok(Some(slot)) => {
                     result = dma(slot.buf, src + off, len);
                     if evented && result.is_ok() {

@@ -219,7 +219,7 @@ impl Staging {
             }
         };
         // Helper threads that cannot be had leave their share to the others and the caller.
-        let helped = self.workers.scope(threads - 1, &work, work);
+        let helped = self.workers.scope(threads.saturating_sub(1), &work, work);
         let failed = failed.into_inner().unwrap_or_else(|e| e.into_inner());
         helped?;
         match failed {

@@ -25,17 +25,21 @@
 //! A batch of several small copies goes to the device in one launch of a small copy kernel
 //! instead (`copy_kernel.rs`; `OMPTARGET_RS_CUDA_COPY_KERNEL`, on by default).
 //!
-//! This file holds the copies and their landing; `buffers.rs` the pinned buffers,
-//! `batch.rs` the batches of small copies and `copy_kernel.rs` the kernel that makes them.
+//! This file holds the copies and their landing; `buffers.rs` the pinned buffers (and the rule
+//! by which they grow), `batch.rs` the batches of small copies, `copy_kernel.rs` the kernel
+//! that makes them, and `helpers.rs` the long-lived threads that share the host copies of
+//! large ones.
 
 mod batch;
 mod buffers;
 mod copy_kernel;
+mod helpers;
 
-use crate::driver::{CUcontext, CUdeviceptr, CUstream, call, make_current};
+use crate::driver::{CUcontext, CUdeviceptr, CUstream, call};
 use batch::Batch;
 use buffers::{Pool, Slot};
 use cudarc::driver::sys;
+use helpers::Helpers;
 use omptarget_plugin::contention::{Lock, Padded, Site};
 use omptarget_plugin::{Error, Result};
 use std::collections::HashMap;
@@ -95,11 +99,16 @@ impl Landings {
 }
 
 pub struct Staging {
-    ctx: CUcontext,
+    /// The device's context (the copy kernel is loaded into it), as an address: a handle the
+    /// driver accepts from any thread.
+    ctx: usize,
     /// The device's ordinal (location hints of batched copies).
     device: i32,
     limit: usize,
+    /// Threads (the caller included) for large copies ...
     helpers: usize,
+    /// ... the others long-lived, started on the first large copy (helpers.rs).
+    workers: Helpers,
     /// Small copies are batched (`OMPTARGET_RS_CUDA_BATCH_COPIES`, on by default) ...
     batching: bool,
     /// ... through `cuMemcpyBatchAsync`, until the driver refuses it once ...
@@ -135,10 +144,6 @@ fn shard_of(stream: usize) -> usize {
     ((stream as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - SHARDS.trailing_zeros())) as usize
 }
 
-// SAFETY: the context handle is only passed to the driver, which accepts it from any thread.
-unsafe impl Send for Staging {}
-unsafe impl Sync for Staging {}
-
 /// A copy that found no staging buffer (the limit) and takes the driver's path: counted
 /// under `OMPTARGET_RS_PROFILE=1`.
 fn no_buffer(f: impl FnOnce() -> Result<()>) -> Result<()> {
@@ -169,10 +174,11 @@ impl Staging {
         copy_kernel: bool,
     ) -> Self {
         Self {
-            ctx,
+            ctx: ctx as usize,
             device,
             limit,
             helpers: helpers.max(1),
+            workers: Helpers::new(ctx, helpers.max(1) - 1),
             batching,
             batch_api: std::sync::atomic::AtomicBool::new(true),
             copy_kernel: copy_kernel::CopyKernel::new(batching && copy_kernel),
@@ -257,22 +263,11 @@ impl Staging {
                 }
             }
         };
-        if threads <= 1 {
-            work();
-        } else {
-            std::thread::scope(|s| {
-                for _ in 1..threads {
-                    // A thread that cannot be started leaves its share to the others.
-                    let _ = std::thread::Builder::new().spawn_scoped(s, || {
-                        if make_current(self.ctx).is_ok() {
-                            work();
-                        }
-                    });
-                }
-                work();
-            });
-        }
-        match failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        // Helper threads that cannot be had leave their share to the others and the caller.
+        let helped = self.workers.scope(threads.saturating_sub(1), &work, work);
+        let failed = failed.into_inner().unwrap_or_else(|e| e.into_inner());
+        helped?;
+        match failed {
             Some(e) => Err(e),
             None => Ok(()),
         }
@@ -291,7 +286,7 @@ impl Staging {
             })
         };
         if size <= SMALL
-            && let Some(slot) = self.take(size, false)?
+            && let Some(slot) = self.take(size, size, false)?
         {
             copy_bytes(slot.buf, src, size);
             return self.queue_small(stream, true, dst, slot.buf, size, |ps| {
@@ -335,7 +330,7 @@ impl Staging {
         };
         let fill = |i: usize| -> Result<Option<Slot>> {
             let (off, len) = chunk(i);
-            let slot = self.take(len, true)?;
+            let slot = self.take(len, size, true)?;
             if let Some(slot) = &slot {
                 copy_bytes(slot.buf, src + off, len);
             }
@@ -349,72 +344,14 @@ impl Staging {
         }
         // Helper threads fill the buffers; this thread queues each chunk, in order, as soon
         // as it is filled (one thread talking to the stream: the driver serialises per-stream
-        // submissions, and concurrent ones were measured 100x slower per call).
-        let filled: Vec<Mutex<Option<Result<Option<Slot>>>>> =
-            (0..n).map(|_| Mutex::new(None)).collect();
-        let next = AtomicUsize::new(0);
-        let abort = std::sync::atomic::AtomicBool::new(false);
-        let helper = || {
-            if make_current(self.ctx).is_err() {
-                return;
-            }
-            while !abort.load(Ordering::Relaxed) {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= n {
-                    break;
+        // submissions, and concurrent ones were measured 100x slower per call). Buffers
+        // filled but never queued (after a failure) go back free.
+        self.workers
+            .pipeline(self.helpers - 1, n, fill, issue, |slot| {
+                if let Some(slot) = slot {
+                    self.give_back([slot]);
                 }
-                let r = fill(i);
-                *filled[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
-            }
-        };
-        std::thread::scope(|scope| {
-            let mut started = 0;
-            for _ in 0..self.helpers.min(n) {
-                if std::thread::Builder::new()
-                    .spawn_scoped(scope, helper)
-                    .is_ok()
-                {
-                    started += 1;
-                }
-            }
-            let mut result = Ok(());
-            for (i, slot_i) in filled.iter().enumerate() {
-                let got = if started == 0 {
-                    // No helper could be started: fill here.
-                    next.fetch_max(i + 1, Ordering::Relaxed);
-                    fill(i)
-                } else {
-                    let mut spins = 0u32;
-                    loop {
-                        if let Some(r) = slot_i.lock().unwrap_or_else(|e| e.into_inner()).take() {
-                            break r;
-                        }
-                        spins += 1;
-                        if spins < 64 {
-                            std::hint::spin_loop();
-                        } else {
-                            std::thread::yield_now();
-                        }
-                    }
-                };
-                let r = got.and_then(|slot| issue(i, slot));
-                if r.is_err() {
-                    abort.store(true, Ordering::Relaxed);
-                    result = r;
-                    break;
-                }
-            }
-            if result.is_err() {
-                // Buffers filled but never queued go back free.
-                for f in &filled {
-                    if let Some(Ok(Some(slot))) = f.lock().unwrap_or_else(|e| e.into_inner()).take()
-                    {
-                        self.give_back([slot]);
-                    }
-                }
-            }
-            result
-        })
+            })
     }
 
     /// Queues a copy of `size` bytes from the device to pageable `dst`; the bytes land when
@@ -428,7 +365,7 @@ impl Staging {
             })
         };
         if size <= SMALL
-            && let Some(slot) = self.take(size, false)?
+            && let Some(slot) = self.take(size, size, false)?
         {
             let buf = slot.buf;
             return self.queue_small(s as usize, false, buf, src, size, |ps| {
@@ -443,7 +380,7 @@ impl Staging {
         let mut off = 0;
         while off < size {
             let len = piece.min(size - off);
-            match self.take(len, evented) {
+            match self.take(len, size, evented) {
                 Ok(Some(slot)) => {
                     result = dma(slot.buf, src + off, len);
                     if evented && result.is_ok() {
@@ -668,5 +605,21 @@ mod tests {
             }
         });
         assert!(e.is_err());
+        // Large: on the long-lived helpers and the caller, started once for every copy.
+        for round in 0..3 {
+            let seen: Vec<AtomicUsize> = (0..64).map(|_| AtomicUsize::new(0)).collect();
+            let e = s.parallel(64, PARALLEL_MIN, |i| {
+                std::thread::sleep(std::time::Duration::from_micros(50));
+                seen[i].fetch_add(1, Ordering::Relaxed);
+                if i == 5 {
+                    Err(Error::new(omptarget_plugin::ErrorKind::Backend, "x"))
+                } else {
+                    Ok(())
+                }
+            });
+            assert!(e.is_err(), "round {round}");
+            assert!(seen.iter().all(|c| c.load(Ordering::Relaxed) == 1));
+        }
+        assert_eq!(s.workers.threads(), 3);
     }
 }

@@ -4,7 +4,7 @@
 //! Batches of several small copies go to the copy kernel instead (`copy_kernel.rs`).
 
 use super::{PerStream, Staging};
-use crate::driver::{CUdeviceptr, CUstream, call};
+use crate::driver::{CUcontext, CUdeviceptr, CUstream, call};
 use cudarc::driver::sys;
 use omptarget_plugin::Result;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -47,7 +47,7 @@ impl Staging {
         keep: impl FnOnce(&mut PerStream),
     ) -> Result<()> {
         // The copy kernel is loaded (once) before any lock is taken: the driver compiles it.
-        self.copy_kernel.prepare(self.ctx);
+        self.copy_kernel.prepare(self.ctx as CUcontext);
         // Batches are issued with the lock held: another thread may flush this stream (an
         // event recorded on it for a cross-queue wait) while its owner queues more work, and
         // the stream must see the batches in the order they were closed.

@@ -326,3 +326,34 @@ fn a_failure_of_parked_work_is_reported_by_the_construct_that_waits_for_it() {
     fx.rt.unregister(fx.key);
     assert_eq!(fx.state.memory.live(), 0);
 }
+
+#[test]
+fn threads_parking_and_completing_each_other_keep_every_value_and_leak_nothing() {
+    let fx = fixture(Config::default());
+    std::thread::scope(|s| {
+        for t in 0..8 {
+            let fx = &fx;
+            s.spawn(move || {
+                let mut x = Box::new(t * 1000);
+                let scratch = vec![0u8; 4096];
+                let at = addr(&*x);
+                for i in 0..200 {
+                    // enter (parked), an allocation-only enter (parked behind it), the region
+                    // (takes the queue over), exit with the value home, delete the scratch.
+                    construct(fx, Kind::Enter, &[(at, 4, mt::TO)]).unwrap();
+                    let sc = (scratch.as_ptr() as usize, 4096, 0);
+                    construct(fx, Kind::Enter, &[sc]).unwrap();
+                    construct(fx, Kind::Region, &[(at, 4, mt::TARGET_PARAM)]).unwrap();
+                    construct(fx, Kind::Exit, &[(at, 4, mt::FROM)]).unwrap();
+                    construct(fx, Kind::Exit, &[(sc.0, sc.1, mt::DELETE)]).unwrap();
+                    assert_eq!(*x, t * 1000 + i + 1, "thread {t} iteration {i}");
+                }
+                let _ = &mut x;
+            });
+        }
+    });
+    fx.rt.complete_parked(None).unwrap();
+    assert_eq!(fx.rt.parked_count(), 0);
+    fx.rt.unregister(fx.key);
+    assert_eq!(fx.state.memory.live(), 0, "nothing leaked");
+}

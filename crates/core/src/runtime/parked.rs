@@ -62,49 +62,39 @@ impl Parked {
         self.count.store(list.len(), Ordering::Release);
     }
 
-    /// Takes out the parked construct `mine` selects (the caller's, to take over; when
-    /// another thread is completing it, waits until it has) and those `drain` selects
-    /// (leaving markers until [`Parked::complete`] has synchronised them).
+    /// Takes out the parked construct `mine` selects (the caller's, to take over) and those
+    /// `drain` selects (leaving markers until [`Parked::complete`] has synchronised them).
+    /// The flag: the caller's own construct is being completed by another thread right now.
+    #[allow(clippy::type_complexity)]
     fn take(
         &self,
         mine: impl Fn(&Slot) -> bool,
         drain: impl Fn(&Slot) -> bool,
-    ) -> (Option<AsyncInfo>, Vec<(u64, AsyncInfo)>) {
-        loop {
-            let mut list = self.lock();
-            let mut adopted = None;
-            let mut drained = Vec::new();
-            let mut busy = false;
-            let mut i = 0;
-            while i < list.len() {
-                if mine(&list[i]) {
-                    match list[i].construct.take() {
-                        Some(c) => {
-                            adopted = Some(c);
-                            list.swap_remove(i);
-                            continue;
-                        }
-                        // Another thread is completing it: wait until it has.
-                        None => busy = true,
+    ) -> (Option<AsyncInfo>, Vec<(u64, AsyncInfo)>, bool) {
+        let mut list = self.lock();
+        let mut adopted = None;
+        let mut drained = Vec::new();
+        let mut busy = false;
+        let mut i = 0;
+        while i < list.len() {
+            if mine(&list[i]) {
+                match list[i].construct.take() {
+                    Some(c) => {
+                        adopted = Some(c);
+                        list.swap_remove(i);
+                        continue;
                     }
-                } else if drain(&list[i])
-                    && let Some(c) = list[i].construct.take()
-                {
-                    drained.push((list[i].id, c));
+                    None => busy = true,
                 }
-                i += 1;
+            } else if drain(&list[i])
+                && let Some(c) = list[i].construct.take()
+            {
+                drained.push((list[i].id, c));
             }
-            self.count.store(list.len(), Ordering::Release);
-            drop(list);
-            if !busy || adopted.is_some() {
-                return (adopted, drained);
-            }
-            // Complete what we took before waiting, so two threads never wait on each other.
-            if !drained.is_empty() {
-                return (None, drained);
-            }
-            std::thread::yield_now();
+            i += 1;
         }
+        self.count.store(list.len(), Ordering::Release);
+        (adopted, drained, busy)
     }
 
     /// Synchronises constructs taken out by `take` and removes their markers.
@@ -152,12 +142,19 @@ impl Runtime {
             return None;
         }
         let me = this_thread();
-        let (mine, others) = self.parked.take(
-            |s| s.device == device && s.thread == me,
-            |s| s.device == device,
-        );
-        let _ = self.parked.complete(others);
-        mine
+        loop {
+            let (mine, others, busy) = self.parked.take(
+                |s| s.device == device && s.thread == me,
+                |s| s.device == device,
+            );
+            let _ = self.parked.complete(others);
+            if mine.is_some() || !busy {
+                return mine;
+            }
+            // Another thread is completing this thread's parked construct: this construct
+            // begins once it has (its work must follow that construct's).
+            std::thread::yield_now();
+        }
     }
 
     /// Completes every parked construct (of every thread) on `device`, or on every device:
@@ -167,7 +164,7 @@ impl Runtime {
         if self.parked.count.load(Ordering::Acquire) == 0 {
             return Ok(());
         }
-        let (_, all) = self
+        let (_, all, _) = self
             .parked
             .take(|_| false, |s| device.is_none_or(|d| s.device == d));
         self.parked.complete(all)

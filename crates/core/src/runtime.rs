@@ -183,6 +183,23 @@ impl Runtime {
         } else {
             None
         };
+        if self.has_parked() {
+            return self.async_info_adopting(dev, tool);
+        }
+        // Built in place, as the tail expression (an AsyncInfo is large: the hot path does
+        // not move it).
+        crate::ops::AsyncInfo::with_tool(dev, self.info_level(), self.config.map_force_atomic, tool)
+    }
+
+    /// [`Runtime::async_info`] while constructs are parked (`parked.rs`): this thread's on
+    /// `dev` is taken over, other threads' there are completed first.
+    #[cold]
+    #[inline(never)]
+    fn async_info_adopting(
+        &self,
+        dev: &Arc<Device>,
+        tool: Option<Box<crate::tools::ToolCtx>>,
+    ) -> crate::ops::AsyncInfo {
         let mut ai = crate::ops::AsyncInfo::with_tool(
             dev,
             self.info_level(),

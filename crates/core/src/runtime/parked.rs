@@ -122,8 +122,17 @@ impl Runtime {
     /// Ends a construct's work: a construct of a kind that may return early
     /// (`deferrable`: data constructs) and whose work allows it ([`AsyncInfo::may_defer`])
     /// is parked; every other waits for its work.
-    pub fn finish_construct(&self, mut ai: AsyncInfo, deferrable: bool) -> Result<()> {
-        if deferrable && self.config.deferred_completion && ai.may_defer() {
+    #[inline]
+    pub fn finish_construct(&self, ai: AsyncInfo, deferrable: bool) -> Result<()> {
+        if deferrable && self.config.deferred_completion {
+            return self.defer_or_synchronize(ai);
+        }
+        ai.synchronize()
+    }
+
+    #[inline(never)]
+    fn defer_or_synchronize(&self, mut ai: AsyncInfo) -> Result<()> {
+        if ai.may_defer() {
             ai.prepare_deferral()?;
             if ai.may_defer() {
                 self.parked.park(ai.device_id(), ai);
@@ -133,12 +142,18 @@ impl Runtime {
         ai.synchronize()
     }
 
+    /// Whether any construct is parked (one atomic load: the hot path's whole cost).
+    #[inline]
+    pub(crate) fn has_parked(&self) -> bool {
+        self.parked.count.load(Ordering::Acquire) != 0
+    }
+
     /// At the start of a construct on `device`: this thread's parked construct there, to
     /// take over; other threads' parked constructs on the device are completed first. (A
     /// failure among those was reported in LLVM's words when its queue was synchronised; it
     /// belongs to another thread's construct, so this one goes on.)
     pub(crate) fn parked_for_construct(&self, device: usize) -> Option<AsyncInfo> {
-        if self.parked.count.load(Ordering::Acquire) == 0 {
+        if !self.has_parked() {
             return None;
         }
         let me = this_thread();

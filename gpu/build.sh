@@ -5,10 +5,13 @@
 # of each program's directives, LLVM 19's runtime as a bundle, our runtime, the `omptarget`
 # CLI and the `omptarget-suite` harness.
 #
-# usage: gpu/build.sh [--target sm_90|host] [--no-cargo]
+# usage: gpu/build.sh [--target sm_90|host] [--no-cargo] [--runtime-only]
 #   --target host  build for the x86_64 host device instead, into gpu/out-host (to dry-run
 #                  gpu/run.sh here: GPU_OUT=gpu/out-host gpu/run.sh); v8 is then a copy of v7
 #   --no-cargo     use the runtime already in target/release instead of building it
+#   --runtime-only replace only the runtime, the CLI and the harness in an existing gpu/out
+#                  and repack it (~1 min instead of ~15): for runtime changes when tests/,
+#                  examples/, bench/ and gpu/tools/ did not change since the last full build
 # env: CUDA_V7 / CUDA_V8  toolchain folders (default ~/.cache/omptarget-cuda[-abi8])
 #      OFFLOAD_CC         the compiler driver (default ../shared/tools/offload-cc)
 set -euo pipefail
@@ -17,11 +20,13 @@ root=$PWD
 
 target=sm_90
 cargo_build=1
+runtime_only=0
 while (($#)); do
   case $1 in
     --target) target=$2; shift 2 ;;
     --no-cargo) cargo_build=0; shift ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    --runtime-only) runtime_only=1; shift ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "build.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -89,6 +94,39 @@ fi
 for f in target/release/libomptarget.so target/release/omptarget target/release/omptarget-suite; do
   [[ -f $f ]] || { echo "build.sh: $f is missing (run without --no-cargo)" >&2; exit 1; }
 done
+
+# pack_out: gpu/out itself (~61 MB) and the working tree together pass the device tool's
+# 64 MiB, so the programs travel packed (~5 MB) beside the LLVM bundle, in gpu/out-pack (carry
+# that; gpu/unpack.sh unpacks it there).
+pack_out() {
+  local pack=$root/gpu/out-pack psize limit=$((56 * 1024 * 1024))
+  rm -rf "$pack"; mkdir -p "$pack"
+  tar -C "$root/gpu" -cf - --exclude=out/llvm19.tar.xz "$(basename "$out")" | xz -T0 -6 > "$pack/out.tar.xz"
+  ln -f "$out/llvm19.tar.xz" "$pack/llvm19.tar.xz" 2>/dev/null || cp "$out/llvm19.tar.xz" "$pack/"
+  psize=$(du -sbL "$pack" | cut -f1)
+  echo "== $pack: $(du -shL "$pack" | cut -f1) ($psize bytes): carry [\"gpu/out-pack\"]"
+  if ((psize > limit)); then
+    echo "build.sh: $pack is over 56 MiB: with the working tree it will not travel" >&2
+    exit 1
+  fi
+}
+
+if ((runtime_only)); then
+  [[ $target != host && -f $out/manifest.tsv && -s $out/llvm19.tar.xz ]] || {
+    echo "build.sh: --runtime-only needs a full sm_90 build in $out first" >&2; exit 1; }
+  cp target/release/libomptarget.so "$out/ours/libomptarget.so.19.1"
+  cp target/release/omptarget target/release/omptarget-suite "$out/bin/"
+  strip --strip-unneeded "$out/ours/libomptarget.so.19.1"
+  strip "$out/bin/omptarget" "$out/bin/omptarget-suite"
+  {
+    grep -v '^runtime' "$out/BUILD-INFO.txt"
+    echo "runtime: $(sha256sum target/release/libomptarget.so | cut -c1-16) $(date -u -r target/release/libomptarget.so +%FT%TZ)"
+    echo "runtime-only refresh: $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD 2>/dev/null) $(git status --porcelain 2>/dev/null | wc -l) changed paths"
+  } > "$out/BUILD-INFO.txt.new"
+  mv "$out/BUILD-INFO.txt.new" "$out/BUILD-INFO.txt"
+  pack_out
+  exit 0
+fi
 
 # Fresh program folders; the LLVM bundle is kept (it takes minutes to make).
 rm -rf "$out/llvm19" "$out/v7" "$out/v8" "$out/examples" "$out/bench" "$out/soak" "$out/tools" "$out/expected" "$out/ours" "$out/bin" \
@@ -374,19 +412,6 @@ fi
 size=$(du -sb "$out" | cut -f1)
 echo "== $out: $(du -sh "$out" | cut -f1) ($size bytes) in $(($(date +%s) - t0)) s"
 du -sh "$out"/* | sort -h | tail -n 6 | sed 's/^/   /'
-# What travels: gpu/out itself (~61 MB) and the working tree together pass the device tool's
-# 64 MiB, so the programs travel packed (~5 MB) beside the LLVM bundle, in gpu/out-pack (carry
-# that; gpu/unpack.sh unpacks it there).
 if [[ $target != host ]]; then
-  pack=$root/gpu/out-pack
-  rm -rf "$pack"; mkdir -p "$pack"
-  tar -C "$root/gpu" -cf - --exclude=out/llvm19.tar.xz "$(basename "$out")" | xz -T0 -6 > "$pack/out.tar.xz"
-  ln -f "$out/llvm19.tar.xz" "$pack/llvm19.tar.xz" 2>/dev/null || cp "$out/llvm19.tar.xz" "$pack/"
-  psize=$(du -sbL "$pack" | cut -f1)
-  echo "== $pack: $(du -shL "$pack" | cut -f1) ($psize bytes): carry [\"gpu/out-pack\"]"
-  limit=$((56 * 1024 * 1024))
-  if ((psize > limit)); then
-    echo "build.sh: $pack is over 56 MiB: with the working tree it will not travel" >&2
-    exit 1
-  fi
+  pack_out
 fi

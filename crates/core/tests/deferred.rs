@@ -184,6 +184,18 @@ fn alloc_enter_and_delete_exit_both_defer_and_free_everything() {
     assert!(!fx.rt.target_is_present(item.0, 0));
     // One wait per region: the enter and the exit data completed with the regions.
     assert_eq!(syncs(&fx), 50, "{} waits", syncs(&fx));
+    // Every delete freed on its queue, behind the parked enter data it took over (whose use
+    // of the memory is ahead of it there), not later and apart from the queue.
+    let log = fx.state.log();
+    let frees: Vec<_> = log
+        .iter()
+        .filter_map(|o| match o {
+            Op::Free { queue, .. } => Some(*queue),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(frees.len(), 50);
+    assert!(frees.iter().all(|q| q.is_some()), "{frees:?}");
     fx.rt.unregister(fx.key);
     assert_eq!(
         fx.rt.parked_count(),
@@ -356,4 +368,47 @@ fn threads_parking_and_completing_each_other_keep_every_value_and_leak_nothing()
     assert_eq!(fx.rt.parked_count(), 0);
     fx.rt.unregister(fx.key);
     assert_eq!(fx.state.memory.live(), 0, "nothing leaked");
+}
+
+#[test]
+fn a_free_that_a_wait_would_give_back_to_the_device_waits() {
+    let fx = fixture(Config::default());
+    // Like a CUDA pool over its release threshold: the synchronisation at the end of exit
+    // data gives the memory back to the device (another process may wait for it).
+    fx.state.pool_over_threshold.store(true, Ordering::Relaxed);
+    let a = vec![0u8; 1 << 20];
+    let item = (a.as_ptr() as usize, a.len() as i64, 0);
+    construct(&fx, Kind::Enter, &[item]).unwrap();
+    assert_eq!(
+        fx.rt.parked_count(),
+        1,
+        "an allocation frees nothing: deferred"
+    );
+    construct(&fx, Kind::Exit, &[(item.0, item.1, mt::DELETE)]).unwrap();
+    assert_eq!(
+        fx.rt.parked_count(),
+        0,
+        "the delete waited, the enter with it"
+    );
+    assert_eq!(syncs(&fx), 1);
+    // Under the threshold the same delete is deferred.
+    fx.state.pool_over_threshold.store(false, Ordering::Relaxed);
+    fx.state.clear_log();
+    construct(&fx, Kind::Enter, &[item]).unwrap();
+    construct(&fx, Kind::Exit, &[(item.0, item.1, mt::DELETE)]).unwrap();
+    assert_eq!(fx.rt.parked_count(), 1);
+    // The delete took over the parked enter's queue, whose use of the memory is ahead of it
+    // there: freed on that queue at once, not left for the enter's completion.
+    let log = fx.state.log();
+    let queues: Vec<_> = log
+        .iter()
+        .filter_map(|o| match o {
+            Op::Alloc { queue, .. } | Op::Free { queue, .. } => Some(*queue),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(queues.len(), 2, "{log:?}");
+    assert!(queues[0].is_some() && queues[0] == queues[1], "{log:?}");
+    fx.rt.unregister(fx.key);
+    assert_eq!(fx.state.memory.live(), 0);
 }

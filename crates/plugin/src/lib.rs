@@ -380,6 +380,14 @@ pub trait Device: Send + Sync {
         true
     }
 
+    /// Whether waiting for a queue now would give device memory back to the device (a memory
+    /// pool holding more than it keeps cached between synchronisations): a construct that
+    /// freed memory on its queue then waits before returning, so that the memory is released
+    /// when the program goes on (other processes may be waiting for it).
+    fn completion_releases_memory(&self) -> bool {
+        false
+    }
+
     /// Marks the current end of `queue` (or now, without a queue) for device tracing: the
     /// time when everything queued before it has run. Called only while a tool traces the
     /// device. The default, the host clock now, is right for backends that finish each

@@ -5,6 +5,7 @@
 
 use super::AsyncInfo;
 use crate::error::Result;
+use crate::mapping::EntryId;
 use omptarget_plugin::QueueId;
 
 /// Deferred constructs that may wait on one queue, one behind the other: past this, a
@@ -33,8 +34,9 @@ impl AsyncInfo {
     /// backend orders allocations and frees on the queue, other queues wait for the entries
     /// it touched through their pending marks (atomic maps), nothing queued reads or writes
     /// the program's host memory any more (copies from the device, DMA from unstaged host
-    /// memory, shadow pointers to restore), no tool waits for its completion, and the chain
-    /// of such constructs on the queue is short. docs/ARCHITECTURE.md, "Deferred completion".
+    /// memory, shadow pointers to restore), no tool waits for its completion, memory it
+    /// freed is not memory a wait would give back to the device (a pool over its release
+    /// threshold), and the chain of such constructs on the queue is short. docs/ARCHITECTURE.md, "Deferred completion".
     pub fn may_defer(&self) -> bool {
         let Some(q) = self.queue else {
             return false;
@@ -45,10 +47,9 @@ impl AsyncInfo {
             && self.restores.is_empty()
             && self.frees.is_empty()
             && self.chain_len() < MAX_DEFERRED_CHAIN
-            && self
-                .device
-                .backend()
-                .is_ok_and(|b| !b.queue_touches_host(q))
+            && self.device.backend().is_ok_and(|b| {
+                !b.queue_touches_host(q) && !(self.freed_on_queue && b.completion_releases_memory())
+            })
     }
 
     /// Before parking a deferred construct: its retired entries leave the table and their
@@ -67,6 +68,34 @@ impl AsyncInfo {
         self.finish();
         if let Some(t) = self.tool.as_deref_mut() {
             t.complete(self.device.backend().ok());
+        }
+    }
+
+    /// Uses of entry `(id, alloc)` by the constructs this one took the queue over from: their
+    /// work is ahead of ours on the queue, so memory only they and we use may be freed on it.
+    pub(super) fn predecessor_uses(&self, id: EntryId, alloc: usize) -> u32 {
+        let mut uses = 0;
+        let mut p = self.predecessor.as_deref();
+        while let Some(c) = p {
+            if let Some(at) = c.marks.find((id, alloc)) {
+                uses += c.marks.as_slice()[at].uses;
+            }
+            p = c.predecessor.as_deref();
+        }
+        uses
+    }
+
+    /// Forgets the predecessors' marks on entry `(id, alloc)` (freed on the queue now: the
+    /// address may be reused at once).
+    pub(super) fn forget_predecessor_marks(&mut self, id: EntryId, alloc: usize) {
+        let mut p = self.predecessor.as_deref_mut();
+        while let Some(c) = p {
+            if let Some(at) = c.marks.find((id, alloc)) {
+                let m = c.marks.get_mut(at);
+                m.pending = false;
+                m.uses = 0;
+            }
+            p = c.predecessor.as_deref_mut();
         }
     }
 }

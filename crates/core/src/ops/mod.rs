@@ -189,6 +189,9 @@ pub struct AsyncInfo {
     /// completion, `runtime/parked.rs`): this construct took over its queue, so its work is
     /// done when ours is, and it completes (marks, buffers) just before ours.
     predecessor: Option<Box<AsyncInfo>>,
+    /// Device memory was freed on the queue (deferred completion asks whether waiting would
+    /// give it back to the device).
+    freed_on_queue: bool,
 }
 
 impl AsyncInfo {
@@ -232,6 +235,7 @@ impl AsyncInfo {
             tool,
             new_mappings: None,
             predecessor: None,
+            freed_on_queue: false,
         }
     }
 
@@ -383,6 +387,7 @@ impl AsyncInfo {
         kind: AllocKind,
         queue: Option<QueueId>,
     ) -> Result<()> {
+        self.freed_on_queue |= queue.is_some();
         traced_free(&self.device, self.tool.as_deref_mut(), ptr, kind, queue)
     }
 
@@ -630,7 +635,10 @@ impl AsyncInfo {
                 if e.owns_allocation {
                     // Our mark on it, looked up once.
                     let mark = self.marks.find((id, e.tgt_alloc));
-                    let ours = mark.map_or(0, |at| self.marks.get_mut(at).uses);
+                    // Constructs this one took the queue over from (deferred completion) are
+                    // behind us on it: their uses count as ours.
+                    let ours = mark.map_or(0, |at| self.marks.get_mut(at).uses)
+                        + self.predecessor_uses(id, e.tgt_alloc);
                     if e.users > ours {
                         // Other constructs' queued work still uses the memory: the last of
                         // them to synchronise frees it (we count among them).
@@ -644,6 +652,7 @@ impl AsyncInfo {
                         m.pending = false;
                         m.uses = 0;
                     }
+                    self.forget_predecessor_marks(id, e.tgt_alloc);
                     let r = self
                         .queue()
                         .and_then(|q| self.free_memory(e.tgt_alloc, AllocKind::Device, Some(q)));

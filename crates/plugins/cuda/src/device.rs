@@ -163,7 +163,7 @@ impl CudaDevice {
                     let _ = call("cuStreamDestroy", || unsafe { sys::cuStreamDestroy_v2(s) });
                 }
             }
-            Some(pool)
+            Some((pool, threshold))
         } else {
             None
         };
@@ -172,7 +172,7 @@ impl CudaDevice {
         } else {
             0
         }));
-        let pool = pool.map(|handle| {
+        let pool = pool.map(|(handle, release_threshold)| {
             let mut policy =
                 PoolPolicy::for_device(total_memory as u64, config.pool_preallocate as u64);
             policy.idle = std::time::Duration::from_millis(config.pool_idle_ms);
@@ -180,7 +180,14 @@ impl CudaDevice {
             if let Some(w) = config.pool_low_water {
                 policy.low_water = w;
             }
-            pool::Pool::new(handle, ctx, total_memory as u64, policy, blocks.clone())
+            pool::Pool::new(
+                handle,
+                ctx,
+                total_memory as u64,
+                release_threshold,
+                policy,
+                blocks.clone(),
+            )
         });
         if config.stack_size > 0 {
             call("cuCtxSetLimit(STACK_SIZE)", || unsafe {
@@ -525,6 +532,12 @@ impl Device for CudaDevice {
 
     fn queue_touches_host(&self, queue: QueueId) -> bool {
         self.staging.touches_host(queue.0)
+    }
+
+    fn completion_releases_memory(&self) -> bool {
+        self.pool
+            .as_ref()
+            .is_some_and(|p| p.over_release_threshold())
     }
 
     fn timestamp(&self, queue: Option<QueueId>) -> Result<Timestamp> {

@@ -16,6 +16,8 @@ pub(crate) struct Pool {
     pub(crate) handle: sys::CUmemoryPool,
     ctx: CUcontext,
     total: u64,
+    /// Bytes the pool keeps cached at a synchronisation (`CU_MEMPOOL_ATTR_RELEASE_THRESHOLD`).
+    release_threshold: u64,
     pub(crate) policy: PoolPolicy,
     pub(crate) blocks: Arc<BlockCache>,
     /// Set by every allocation and free, cleared by the governor when it looks.
@@ -35,6 +37,7 @@ impl Pool {
         handle: sys::CUmemoryPool,
         ctx: CUcontext,
         total: u64,
+        release_threshold: u64,
         policy: PoolPolicy,
         blocks: Arc<BlockCache>,
     ) -> Arc<Self> {
@@ -42,6 +45,7 @@ impl Pool {
             handle,
             ctx,
             total,
+            release_threshold,
             policy,
             blocks,
             active: AtomicBool::new(false),
@@ -124,6 +128,13 @@ impl Pool {
         }
     }
 
+    /// Whether the pool holds more than it keeps cached, so that the next synchronisation
+    /// gives the excess back to the device (another process may be waiting for it).
+    pub(crate) fn over_release_threshold(&self) -> bool {
+        self.attr(sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)
+            > self.release_threshold
+    }
+
     fn attr(&self, a: sys::CUmemPool_attribute) -> u64 {
         let mut v = 0u64;
         // SAFETY: the attributes read here are 64-bit counters of a live pool.
@@ -187,6 +198,11 @@ impl PoolOps for GovernorOps<'_> {
         Ok(None)
     }
     fn give_back(&self, keep: u64) {
+        // Frees queued by constructs that returned before their work completed (the core's
+        // deferred completion) are released only once a synchronisation has seen them: the
+        // governor trims an idle or pressed pool, so waiting for the context costs little.
+        // SAFETY: waits for this context's queued work.
+        let _ = call("cuCtxSynchronize", || unsafe { sys::cuCtxSynchronize() });
         let mut s = self.stream.lock().unwrap_or_else(|e| e.into_inner());
         if s.is_none() {
             *s = create_stream().ok();

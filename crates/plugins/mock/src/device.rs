@@ -375,6 +375,9 @@ impl Device for MockDevice {
         self.state.synchronized(queue);
         Ok(())
     }
+    fn completion_releases_memory(&self) -> bool {
+        self.state.pool_over_threshold.load(Ordering::Relaxed)
+    }
     fn queue_touches_host(&self, queue: QueueId) -> bool {
         crate::lock(&self.state.touching_host).contains(&queue)
     }

@@ -63,6 +63,9 @@ pub struct MockState {
     /// While set, copies to the device read host memory until their queue completes (like
     /// DMA from pinned memory); otherwise only copies from the device do.
     pub host_dma: std::sync::atomic::AtomicBool,
+    /// While set, a synchronisation would give memory back to the device
+    /// (`completion_releases_memory`, like a CUDA pool over its release threshold).
+    pub pool_over_threshold: std::sync::atomic::AtomicBool,
 }
 
 impl MockState {
@@ -94,6 +97,7 @@ impl MockState {
             syncs: Mutex::new(HashMap::new()),
             touching_host: Mutex::new(std::collections::HashSet::new()),
             host_dma: std::sync::atomic::AtomicBool::new(false),
+            pool_over_threshold: std::sync::atomic::AtomicBool::new(false),
         }
     }
     /// A device address for a new block of `size` bytes, past every block given out before

@@ -48,7 +48,8 @@ impl AsyncInfo {
             && self.frees.is_empty()
             && self.chain_len() < MAX_DEFERRED_CHAIN
             && self.device.backend().is_ok_and(|b| {
-                !b.queue_touches_host(q) && !(self.freed_on_queue && b.completion_releases_memory())
+                !(b.queue_touches_host(q)
+                    || (self.freed_on_queue && b.completion_releases_memory()))
             })
     }
 

@@ -85,8 +85,11 @@ pub struct KernelInfo {
     max_teams: i32,
     reduction_bytes: usize,
     /// The bytes of its parameters as the driver lays them out (`cuFuncGetParamInfo`: the last
-    /// one's offset plus size), when the driver says.
-    pub param_bytes: Option<usize>,
+    /// one's offset plus size), when the driver says. Asked on the first kernel-language
+    /// launch only: finding the last parameter takes one call past it, which the driver
+    /// answers with an error, and compute-sanitizer's memcheck reports every such error
+    /// (it did for every OpenMP kernel when this was asked at lookup).
+    pub param_bytes: std::sync::OnceLock<Option<usize>>,
 }
 
 // SAFETY: a CUfunction handle may be used from any thread with its context current.
@@ -123,7 +126,7 @@ impl KernelInfo {
             preferred_threads: DEFAULT_THREADS.min(max),
             max_teams,
             reduction_bytes,
-            param_bytes: None,
+            param_bytes: std::sync::OnceLock::new(),
         }
     }
 

@@ -63,7 +63,9 @@ fn launch_language(
     let dim = |v: u32| v.max(1);
     let [gx, gy, gz] = config.num_teams.map(dim);
     let [bx, by, bz] = config.thread_limit.map(dim);
-    let mut size = match k.param_bytes {
+    // SAFETY: `func` is a function of a loaded module (the kernel table holds live ones).
+    let known = *k.param_bytes.get_or_init(|| unsafe { param_bytes(func) });
+    let mut size = match known {
         Some(p) if p < lang.size => p,
         _ => lang.size,
     };

@@ -2,7 +2,6 @@
 //! unloading it, looking kernels and globals up in it, and the indirect-call table.
 
 use super::CudaDevice;
-use super::launch::param_bytes;
 use crate::driver::{CUdeviceptr, CUmodule, call};
 use crate::image::{self, ImageKind};
 use crate::kernel::KernelInfo;
@@ -157,9 +156,7 @@ impl CudaDevice {
                 func,
             )
         })?;
-        let mut info = KernelInfo::new(func, env.as_deref(), max_block as u32);
-        // SAFETY: the function was just looked up in a live module.
-        info.param_bytes = unsafe { param_bytes(func) };
+        let info = KernelInfo::new(func, env.as_deref(), max_block as u32);
         let mut kernels = self.kernels.write().unwrap_or_else(|e| e.into_inner());
         kernels.push(info);
         Ok(KernelId(kernels.len() - 1))

@@ -58,9 +58,7 @@ impl Runtime {
             unsafe { libc_free(ptr as *mut u8) };
             return Ok(());
         }
-        let dev = self.device_for_api(device)?;
-        // Works on device memory by address: parked constructs' work completes first.
-        let _ = self.complete_parked(None);
+        let dev = self.device_by_address(device)?;
         if !crate::device::lock(&dev.api_blocks).remove(&ptr) {
             return Err(not_ours(device));
         }
@@ -129,28 +127,22 @@ impl Runtime {
                 Ok(())
             }
             (false, true) => {
-                let dev = self.device_for_api(dst_device)?;
-                // Works on device memory by address: parked constructs' work completes first.
-                let _ = self.complete_parked(None);
+                let dev = self.device_by_address(dst_device)?;
                 let mut ai = self.async_info(&dev);
                 dev.trace_transfer(self.info_level(), true, src, dst, length);
                 ai.copy(&dev, CopyKind::HostToDevice, dst, src, length)?;
                 ai.synchronize()
             }
             (true, false) => {
-                let dev = self.device_for_api(src_device)?;
-                // Works on device memory by address: parked constructs' work completes first.
-                let _ = self.complete_parked(None);
+                let dev = self.device_by_address(src_device)?;
                 let mut ai = self.async_info(&dev);
                 dev.trace_transfer(self.info_level(), false, dst, src, length);
                 ai.copy(&dev, CopyKind::DeviceToHost, dst, src, length)?;
                 ai.synchronize()
             }
             (false, false) => {
-                let sdev = self.device_for_api(src_device)?;
-                let ddev = self.device_for_api(dst_device)?;
-                // Works on device memory by address: parked constructs' work completes first.
-                let _ = self.complete_parked(None);
+                let sdev = self.device_by_address(src_device)?;
+                let ddev = self.device_by_address(dst_device)?;
                 // Within one device: a direct copy where the backend has a device-to-device
                 // path; otherwise through host memory, as LLVM 19's host plugin does (and
                 // traces).
@@ -217,9 +209,7 @@ impl Runtime {
                 crate::message::Addr(host)
             )));
         }
-        let dev = self.device_for_api(device)?;
-        // Works on device memory by address: parked constructs' work completes first.
-        let _ = self.complete_parked(None);
+        let dev = self.device_by_address(device)?;
         let what = (host, tgt, size);
         self.api_op(&dev, DataOpKind::Associate, what, &mut 0, || {
             self.associate(&dev, host, tgt, size).map(|_| 0)
@@ -266,9 +256,7 @@ impl Runtime {
 
     /// `omp_target_disassociate_ptr`.
     pub fn disassociate_ptr(&self, host: usize, device: i64) -> Result<()> {
-        let dev = self.device_for_api(device)?;
-        // Works on device memory by address: parked constructs' work completes first.
-        let _ = self.complete_parked(None);
+        let dev = self.device_by_address(device)?;
         self.api_op(&dev, DataOpKind::Disassociate, (host, 0, 0), &mut 0, || {
             self.disassociate(&dev, host).map(|_| 0)
         })
@@ -296,9 +284,7 @@ impl Runtime {
 
     /// `omp_target_memset` on a device (the host case is the caller's).
     pub fn target_memset(&self, ptr: usize, value: u8, size: usize, device: i64) -> Result<()> {
-        let dev = self.device_for_api(device)?;
-        // Works on device memory by address: parked constructs' work completes first.
-        let _ = self.complete_parked(None);
+        let dev = self.device_by_address(device)?;
         let mut ai = self.async_info(&dev);
         let q = ai.queue()?;
         dev.backend()?

@@ -522,6 +522,15 @@ impl Runtime {
         Ok(())
     }
 
+    /// [`Runtime::device_for_api`] for the routines that work on device memory by address
+    /// (`omp_target_memcpy`, `omp_target_free`, ...): what constructs parked on the device
+    /// queued completes first (`parked.rs`).
+    pub fn device_by_address(&self, id: i64) -> Result<Arc<Device>> {
+        let device = self.device_for_api(id)?;
+        let _ = self.complete_parked(Some(device.id));
+        Ok(device)
+    }
+
     /// The device of an `omp_*` routine. LLVM 22's runtime loads a device's pending images
     /// whenever anything uses the device (its `getDevice`), LLVM 19's only for constructs: so
     /// binaries of LLVM 22's ABI are loaded here, LLVM 19's stay pending (one atomic load when

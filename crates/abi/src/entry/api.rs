@@ -149,13 +149,10 @@ export! {
         if id == rt.initial_device() {
             return ptr as *mut c_void;
         }
-        match rt.device_for_api(id) {
-            Ok(dev) => {
-                // The address leaves the runtime: what parked constructs queued completes
-                // first (the program may hand it to code the mapping table does not see).
-                let _ = rt.complete_parked(Some(dev.id));
-                rt.mapped_ptr(&dev, ptr as usize).unwrap_or(0) as *mut c_void
-            }
+        // The address leaves the runtime (the program may hand it to code the mapping table
+        // does not see): a routine that works by address.
+        match rt.device_by_address(id) {
+            Ok(dev) => rt.mapped_ptr(&dev, ptr as usize).unwrap_or(0) as *mut c_void,
             Err(_) => std::ptr::null_mut(),
         }
     }

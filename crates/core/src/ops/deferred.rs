@@ -45,7 +45,6 @@ impl AsyncInfo {
             && self.atomic
             && self.tool.is_none()
             && self.restores.is_empty()
-            && self.frees.is_empty()
             && self.chain_len() < MAX_DEFERRED_CHAIN
             && self.device.backend().is_ok_and(|b| {
                 !(b.queue_touches_host(q)
@@ -59,11 +58,12 @@ impl AsyncInfo {
         self.retire_issued()
     }
 
-    /// Completes a construct whose queue (`queue`) a later construct took over: as
-    /// `complete`, older constructs first, but the queue stays with the later one.
-    pub(super) fn complete_adopted(&mut self, queue: Option<QueueId>) {
+    /// Completes a construct whose queue (`queue`) stays with a later construct (or is
+    /// released by `complete` right after): older constructs first, then its marks (before
+    /// the queue can return to the pool), what waited for its work, its tool events.
+    pub(super) fn complete_work(&mut self, queue: Option<QueueId>) {
         if let Some(mut p) = self.predecessor.take() {
-            p.complete_adopted(queue);
+            p.complete_work(queue);
         }
         self.end_marks(queue);
         self.finish();

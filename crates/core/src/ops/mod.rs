@@ -464,20 +464,13 @@ impl AsyncInfo {
         Ok(true)
     }
 
-    /// The construct's work is done (`queue` was its queue, if it had one): its marks are
-    /// undone, the queue goes back to the pool, and what waited for the work runs.
+    /// The construct's work is done (`queue` was its queue, if it had one): what waited for
+    /// it runs (`complete_work`, constructs it took the queue over from first), then the
+    /// queue goes back to the pool.
     fn complete(&mut self, queue: Option<QueueId>) {
-        // Constructs that waited on this queue before us completed with it.
-        if let Some(mut p) = self.predecessor.take() {
-            p.complete_adopted(queue);
-        }
-        self.end_marks(queue);
+        self.complete_work(queue);
         if let Some(q) = queue {
             self.device.release_queue(q);
-        }
-        self.finish();
-        if let Some(t) = self.tool.as_deref_mut() {
-            t.complete(self.device.backend().ok());
         }
     }
 

@@ -130,14 +130,15 @@ impl Runtime {
         ai.synchronize()
     }
 
+    /// Retired entries leave the table first (what `synchronize` does before it waits; it
+    /// may free memory on the queue, which `may_defer` weighs), then the construct is parked
+    /// or waited for.
     #[inline(never)]
     fn defer_or_synchronize(&self, mut ai: AsyncInfo) -> Result<()> {
+        ai.prepare_deferral()?;
         if ai.may_defer() {
-            ai.prepare_deferral()?;
-            if ai.may_defer() {
-                self.parked.park(ai.device_id(), ai);
-                return Ok(());
-            }
+            self.parked.park(ai.device_id(), ai);
+            return Ok(());
         }
         ai.synchronize()
     }
@@ -176,7 +177,7 @@ impl Runtime {
     /// before routines that use device memory by address, and at exit. The first failure
     /// is returned (each was reported in LLVM's words when its queue was synchronised).
     pub fn complete_parked(&self, device: Option<usize>) -> Result<()> {
-        if self.parked.count.load(Ordering::Acquire) == 0 {
+        if !self.has_parked() {
             return Ok(());
         }
         let (_, all, _) = self

@@ -430,17 +430,21 @@ impl Staging {
         // The stream's work is taken out; the emptied vectors go back afterwards.
         let (mut landings, mut release) = {
             let mut pending = self.shard(stream).streams.lock();
-            if let Some(ps) = pending.get_mut(&stream) {
-                // The stream's owner completes it now: its direct copies are over once it
-                // returns (nobody else asks about this stream meanwhile).
-                ps.direct = false;
-            }
             match pending.get_mut(&stream) {
-                Some(ps) if !(ps.landings.copies.is_empty() && ps.release.is_empty()) => (
-                    std::mem::take(&mut ps.landings),
-                    std::mem::take(&mut ps.release),
-                ),
-                _ => {
+                Some(ps) => {
+                    // The stream's owner completes it now: its direct copies are over once
+                    // this returns (nobody else asks about this stream meanwhile).
+                    ps.direct = false;
+                    if ps.landings.copies.is_empty() && ps.release.is_empty() {
+                        drop(pending);
+                        return wait_once(&mut wait);
+                    }
+                    (
+                        std::mem::take(&mut ps.landings),
+                        std::mem::take(&mut ps.release),
+                    )
+                }
+                None => {
                     drop(pending);
                     return wait_once(&mut wait);
                 }

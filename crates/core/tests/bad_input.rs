@@ -1,19 +1,15 @@
 //! Bad input to the core on the mock backend: each case is an error that leaves the mapping
 //! table and device memory as they were.
 
+use omptarget_core::MapArgs;
 use omptarget_core::image::OffloadEntry;
 use omptarget_core::ops::map_type as mt;
-use omptarget_core::{AsyncInfo, Config, Device, Error, MapArgs, NoHostRuntime, Runtime};
+use omptarget_core::{AsyncInfo, Config, Device, Error, NoHostRuntime, Runtime};
 use omptarget_plugin_mock::{MAGIC, MockPlugin, MockState};
 use std::sync::Arc;
 
-fn leak<T>(v: T) -> &'static T {
-    Box::leak(Box::new(v))
-}
-
-fn addr<T>(x: &T) -> usize {
-    x as *const T as usize
-}
+mod common;
+use common::{addr, leak, with_args};
 
 /// A runtime over one mock device of the given model with one registered binary (a kernel
 /// `inc` that adds 1 to the i32 its first argument points at).
@@ -51,21 +47,11 @@ fn construct(
     op: impl FnOnce(&Runtime, &Device, &mut MapArgs<'_>, &mut AsyncInfo) -> Result<(), Error>,
 ) -> Result<(), Error> {
     let dev = fx.rt.device(0)?;
-    let mut bases: Vec<usize> = items.iter().map(|i| i.0).collect();
-    let begins = bases.clone();
-    let sizes: Vec<i64> = items.iter().map(|i| i.1).collect();
-    let types: Vec<i64> = items.iter().map(|i| i.2 as i64).collect();
-    let mut args = MapArgs {
-        bases: &mut bases,
-        begins: &begins,
-        sizes: &sizes,
-        types: &types,
-        names: None,
-        mappers: None,
-    };
-    let mut ai = fx.rt.async_info(&dev);
-    let r = op(&fx.rt, &dev, &mut args, &mut ai);
-    ai.synchronize().and(r)
+    with_args(items, |args| {
+        let mut ai = fx.rt.async_info(&dev);
+        let r = op(&fx.rt, &dev, args, &mut ai);
+        ai.synchronize().and(r)
+    })
 }
 
 fn enter(fx: &Fixture, items: &[(usize, i64, u64)]) -> Result<(), Error> {

@@ -8,14 +8,13 @@ use omptarget_core::image::OffloadEntry;
 use omptarget_core::ops::map_type as mt;
 use omptarget_core::plugin::LaunchConfig;
 use omptarget_core::trace::SourceLoc;
-use omptarget_core::{Config, MapArgs, NoHostRuntime, Runtime};
+use omptarget_core::{Config, NoHostRuntime, Runtime};
 use omptarget_plugin_mock::{MAGIC, MockPlugin, MockState, Op, OpKind};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-fn leak<T>(v: T) -> &'static T {
-    Box::leak(Box::new(v))
-}
+mod common;
+use common::{addr, leak, with_args};
 
 struct Fixture {
     rt: Runtime,
@@ -72,51 +71,31 @@ enum Kind {
 /// ([`Runtime::finish_construct`], deferrable for data constructs).
 fn construct(fx: &Fixture, kind: Kind, items: &[(usize, i64, u64)]) -> Result<(), String> {
     let dev = fx.rt.device(0).map_err(|e| e.to_string())?;
-    let mut bases: Vec<usize> = items.iter().map(|i| i.0).collect();
-    let begins = bases.clone();
-    let sizes: Vec<i64> = items.iter().map(|i| i.1).collect();
-    let types: Vec<i64> = items.iter().map(|i| i.2 as i64).collect();
-    let mut args = MapArgs {
-        bases: &mut bases,
-        begins: &begins,
-        sizes: &sizes,
-        types: &types,
-        names: None,
-        mappers: None,
-    };
-    let mut ai = fx.rt.async_info(&dev);
-    let r = match kind {
-        Kind::Enter => fx.rt.data_begin(&dev, &mut args, &mut ai),
-        Kind::Exit => fx.rt.data_end(&dev, &args, &mut ai),
-        Kind::Update => fx.rt.data_update(&dev, &args, &mut ai),
-        Kind::Region => {
-            let config = LaunchConfig {
-                version: 3,
-                ..Default::default()
-            };
-            fx.rt.target(
-                &dev,
-                fx.region,
-                &mut args,
-                &config,
-                &SourceLoc::default(),
-                &mut ai,
-            )
+    with_args(items, |args| {
+        let mut ai = fx.rt.async_info(&dev);
+        let r = match kind {
+            Kind::Enter => fx.rt.data_begin(&dev, args, &mut ai),
+            Kind::Exit => fx.rt.data_end(&dev, args, &mut ai),
+            Kind::Update => fx.rt.data_update(&dev, args, &mut ai),
+            Kind::Region => {
+                let config = LaunchConfig {
+                    version: 3,
+                    ..Default::default()
+                };
+                let loc = SourceLoc::default();
+                fx.rt.target(&dev, fx.region, args, &config, &loc, &mut ai)
+            }
+        };
+        let deferrable = !matches!(kind, Kind::Region);
+        match r {
+            Ok(()) => fx.rt.finish_construct(ai, deferrable),
+            Err(e) => {
+                let _ = ai.synchronize();
+                Err(e)
+            }
         }
-    };
-    let deferrable = !matches!(kind, Kind::Region);
-    match r {
-        Ok(()) => fx.rt.finish_construct(ai, deferrable),
-        Err(e) => {
-            let _ = ai.synchronize();
-            Err(e)
-        }
-    }
-    .map_err(|e| e.to_string())
-}
-
-fn addr<T>(x: &T) -> usize {
-    x as *const T as usize
+        .map_err(|e| e.to_string())
+    })
 }
 
 fn syncs(fx: &Fixture) -> usize {

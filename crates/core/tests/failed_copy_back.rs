@@ -4,21 +4,17 @@
 //! entry stayed in the table with count 0: `omp_target_is_present` still said yes, and a later
 //! `enter data map(to:)` found it and did not copy the new host value in.
 
+use omptarget_core::MapArgs;
 use omptarget_core::image::OffloadEntry;
 use omptarget_core::ops::map_type as mt;
 use omptarget_core::plugin::LaunchConfig;
 use omptarget_core::trace::SourceLoc;
-use omptarget_core::{AsyncInfo, Config, Device, Error, MapArgs, NoHostRuntime, Runtime};
+use omptarget_core::{AsyncInfo, Config, Device, Error, NoHostRuntime, Runtime};
 use omptarget_plugin_mock::{MAGIC, MockPlugin, MockState, OpKind};
 use std::sync::Arc;
 
-fn leak<T>(v: T) -> &'static T {
-    Box::leak(Box::new(v))
-}
-
-fn addr<T>(x: &T) -> usize {
-    x as *const T as usize
-}
+mod common;
+use common::{addr, leak, with_args};
 
 struct Fixture {
     rt: Runtime,
@@ -68,32 +64,22 @@ fn run(
     op: impl FnOnce(&Fixture, &Device, &mut MapArgs<'_>, &mut AsyncInfo) -> Result<(), Error>,
 ) -> Result<(), Error> {
     let dev = fx.rt.device(0)?;
-    let mut bases: Vec<usize> = items.iter().map(|i| i.0).collect();
-    let begins = bases.clone();
-    let sizes: Vec<i64> = items.iter().map(|i| i.1).collect();
-    let types: Vec<i64> = items.iter().map(|i| i.2 as i64).collect();
-    let mut args = MapArgs {
-        bases: &mut bases,
-        begins: &begins,
-        sizes: &sizes,
-        types: &types,
-        names: None,
-        mappers: None,
-    };
-    let mut ai = fx.rt.async_info(&dev);
-    let r = op(fx, &dev, &mut args, &mut ai);
-    match (how, r) {
-        (Completion::Blocking, r) => ai.synchronize().and(r),
-        (Completion::Nowait, Err(e)) => {
-            let _ = ai.synchronize();
-            Err(e)
+    with_args(items, |args| {
+        let mut ai = fx.rt.async_info(&dev);
+        let r = op(fx, &dev, args, &mut ai);
+        match (how, r) {
+            (Completion::Blocking, r) => ai.synchronize().and(r),
+            (Completion::Nowait, Err(e)) => {
+                let _ = ai.synchronize();
+                Err(e)
+            }
+            (Completion::Nowait, Ok(())) => {
+                while !ai.is_done()? {}
+                drop(ai);
+                Ok(())
+            }
         }
-        (Completion::Nowait, Ok(())) => {
-            while !ai.is_done()? {}
-            drop(ai);
-            Ok(())
-        }
-    }
+    })
 }
 
 fn enter(fx: &Fixture, how: Completion, items: &[(usize, i64, u64)]) -> Result<(), Error> {

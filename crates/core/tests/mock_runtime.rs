@@ -1,17 +1,17 @@
 //! The core driven through the mock backend: data movement, reference counts, bad input and
 //! failure injection, with the device's memory inspected directly.
 
+use omptarget_core::MapArgs;
 use omptarget_core::image::OffloadEntry;
 use omptarget_core::ops::map_type as mt;
 use omptarget_core::plugin::LaunchConfig;
 use omptarget_core::trace::SourceLoc;
-use omptarget_core::{AsyncInfo, Config, Device, Error, MapArgs, NoHostRuntime, Runtime};
+use omptarget_core::{AsyncInfo, Config, Device, Error, NoHostRuntime, Runtime};
 use omptarget_plugin_mock::{MAGIC, MockPlugin, MockState, Op, OpKind};
 use std::sync::Arc;
 
-fn leak<T>(v: T) -> &'static T {
-    Box::leak(Box::new(v))
-}
+mod common;
+use common::{addr, leak, with_args};
 
 /// A runtime with one mock plugin of `devices` devices, and one registered binary holding the
 /// kernel `inc` (adds 1 to the i32 its first argument points at) and a 4-byte global.
@@ -70,23 +70,6 @@ fn fixture_with(
     }
 }
 
-/// Runs `f` with MapArgs over the given items (base = begin).
-fn with_args<R>(items: &[(usize, i64, u64)], f: impl FnOnce(&mut MapArgs<'_>) -> R) -> R {
-    let mut bases: Vec<usize> = items.iter().map(|i| i.0).collect();
-    let begins = bases.clone();
-    let sizes: Vec<i64> = items.iter().map(|i| i.1).collect();
-    let types: Vec<i64> = items.iter().map(|i| i.2 as i64).collect();
-    let mut args = MapArgs {
-        bases: &mut bases,
-        begins: &begins,
-        sizes: &sizes,
-        types: &types,
-        names: None,
-        mappers: None,
-    };
-    f(&mut args)
-}
-
 /// Runs one blocking construct on device 0: `op`, then the synchronisation.
 fn construct(
     fx: &Fixture,
@@ -136,10 +119,6 @@ fn logged_an_event(fx: &Fixture) -> bool {
         .log()
         .iter()
         .any(|o| matches!(o, Op::RecordEvent { .. } | Op::WaitEvent { .. }))
-}
-
-fn addr<T>(x: &T) -> usize {
-    x as *const T as usize
 }
 
 /// Blocks device 0's memory manager keeps for reuse.

@@ -1,19 +1,19 @@
 //! `#pragma omp requires unified_shared_memory` on the mock backend: the decision whether a
 //! device can meet it, and what the requirement changes in mapping.
 
+use omptarget_core::MapArgs;
 use omptarget_core::image::OffloadEntry;
 use omptarget_core::ops::map_type as mt;
 use omptarget_core::plugin::LaunchConfig;
 use omptarget_core::requires::flags;
 use omptarget_core::trace::SourceLoc;
-use omptarget_core::{AsyncInfo, Config, Device, Error, MapArgs, NoHostRuntime, Runtime};
+use omptarget_core::{AsyncInfo, Config, Device, Error, NoHostRuntime, Runtime};
 use omptarget_plugin_mock::{MAGIC, MockPlugin, MockState, Op};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
-fn leak<T>(v: T) -> &'static T {
-    Box::leak(Box::new(v))
-}
+mod common;
+use common::{leak, with_args};
 
 struct Fixture {
     rt: Runtime,
@@ -91,21 +91,11 @@ fn construct(
     op: impl FnOnce(&Runtime, &Device, &mut MapArgs<'_>, &mut AsyncInfo) -> Result<(), Error>,
 ) -> Result<(), Error> {
     let dev = fx.rt.device(0)?;
-    let mut bases: Vec<usize> = items.iter().map(|i| i.0).collect();
-    let begins = bases.clone();
-    let sizes: Vec<i64> = items.iter().map(|i| i.1).collect();
-    let types: Vec<i64> = items.iter().map(|i| i.2 as i64).collect();
-    let mut args = MapArgs {
-        bases: &mut bases,
-        begins: &begins,
-        sizes: &sizes,
-        types: &types,
-        names: None,
-        mappers: None,
-    };
-    let mut ai = fx.rt.async_info(&dev);
-    let r = op(&fx.rt, &dev, &mut args, &mut ai);
-    ai.synchronize().and(r)
+    with_args(items, |args| {
+        let mut ai = fx.rt.async_info(&dev);
+        let r = op(&fx.rt, &dev, args, &mut ai);
+        ai.synchronize().and(r)
+    })
 }
 
 fn enter(fx: &Fixture, items: &[(usize, i64, u64)]) -> Result<(), Error> {

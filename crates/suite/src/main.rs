@@ -80,6 +80,11 @@ enum Probe {
     Va { hints: Vec<String> },
     /// A kernel launched with its parameters in one buffer, of the exact size and padded.
     ParamBuffer,
+    /// Host copy bandwidth pageable <-> pinned on 1-8 threads, alone and beside DMA.
+    HostCopies {
+        #[arg(default_value_t = 3)]
+        reps: usize,
+    },
     /// Time for the default memory pool to give GIB GiB back to the device.
     PoolTrim {
         #[arg(default_value_t = 16)]
@@ -115,6 +120,7 @@ fn main() -> ExitCode {
                 Probe::Va { hints } => probe::va(&hints),
                 Probe::ParamBuffer => probe::param_buffer(),
                 Probe::SmallCopies { iters, reps } => probe::small_copies(iters, reps),
+                Probe::HostCopies { reps } => probe::host_copies(reps),
             },
         ),
     }

@@ -13,10 +13,12 @@
 //!   whether it honours a requested address (record/replay, issue #11).
 //! - `param-buffer`: a kernel launched with its parameters in one buffer, of the kernel's size
 //!   and padded, as kernel languages launch (issue #11).
+//! - `host-copies [REPS]`: host copy bandwidth between pageable and pinned memory on 1–8
+//!   threads, alone and beside device DMA: what staging a pageable copy can reach (issue #21).
 //! - `pool-trim GIB`: how long the default memory pool takes to give `GIB` GiB back to the
 //!   device (`cuMemPoolTrimTo`), and what `cuMemGetInfo` shows before and after (issue #14).
 
-use crate::floor::{Gpu, alloc, ck, free, pinned, stream_new, sync};
+use crate::floor::{Gpu, alloc, ck, free, h2d, pinned, stream_new, sync};
 use cudarc::driver::sys::{self, CUdeviceptr};
 use std::time::Instant;
 
@@ -488,5 +490,82 @@ pub fn param_buffer() -> Result<(), String> {
     for d in dsts {
         free(d, s)?;
     }
+    sync(s)
+}
+
+/// Host copy bandwidth between pageable and pinned memory (what staging a pageable copy
+/// costs), on 1–8 threads, alone and while the copy engine moves pinned memory to the device
+/// (both share the host's memory bandwidth): the physical bound of a staged pageable copy.
+pub fn host_copies(reps: usize) -> Result<(), String> {
+    const SIZE: usize = 64 << 20;
+    let _gpu = Gpu::new()?;
+    let s = stream_new()?;
+    let staging = pinned(SIZE)?;
+    let dma_src = pinned(SIZE)?;
+    let dev = alloc(SIZE, s)?;
+    sync(s)?;
+    let pageable = vec![1u8; SIZE];
+    let gbps = |bytes: usize, t: std::time::Duration| bytes as f64 / t.as_secs_f64() / 1e9;
+    let mut dma = Vec::with_capacity(reps);
+    for _ in 0..reps.max(1) {
+        let t = Instant::now();
+        h2d(dev, dma_src, SIZE, s)?;
+        sync(s)?;
+        dma.push(gbps(SIZE, t.elapsed()));
+    }
+    dma.sort_by(f64::total_cmp);
+    println!(
+        "probe=host-copies what=dma_h2d_pinned GBps={:.1}",
+        dma[dma.len() / 2]
+    );
+    let from = pageable.as_ptr() as usize;
+    for threads in [1usize, 2, 4, 8] {
+        for to_pinned in [true, false] {
+            for with_dma in [false, true] {
+                let mut rates = Vec::with_capacity(reps);
+                for _ in 0..reps.max(1) {
+                    if with_dma {
+                        // Longer than the host copies take: they run beside DMA throughout.
+                        for _ in 0..8 {
+                            h2d(dev, dma_src, SIZE, s)?;
+                        }
+                    }
+                    let part = SIZE / threads;
+                    let t = Instant::now();
+                    std::thread::scope(|sc| {
+                        for k in 0..threads {
+                            sc.spawn(move || {
+                                let (a, b) = (from + k * part, staging + k * part);
+                                let (src, dst) = if to_pinned { (a, b) } else { (b, a) };
+                                // SAFETY: disjoint `part`-byte pieces of two live buffers of
+                                // SIZE bytes (the pageable one only read by the others).
+                                unsafe {
+                                    std::ptr::copy_nonoverlapping(
+                                        src as *const u8,
+                                        dst as *mut u8,
+                                        part,
+                                    )
+                                };
+                            });
+                        }
+                    });
+                    rates.push(gbps(SIZE, t.elapsed()));
+                    sync(s)?;
+                }
+                rates.sort_by(f64::total_cmp);
+                println!(
+                    "probe=host-copies what={} threads={threads} beside_dma={with_dma} GBps={:.1}",
+                    if to_pinned {
+                        "pageable_to_pinned"
+                    } else {
+                        "pinned_to_pageable"
+                    },
+                    rates[rates.len() / 2]
+                );
+            }
+        }
+    }
+    drop(pageable);
+    free(dev, s)?;
     sync(s)
 }

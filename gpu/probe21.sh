@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Issue #21's open rows, probed on the GPU machine in one call (each part bounded in time):
+# nowait32x4MiB under both runtimes with the OpenMP team's spin time and our waits varied,
+# the driver-call profile of the open rows, the small-copy alternatives, and the ompt_trace
+# record order. Output: stdout (and $OUT/probe21.txt when OUT is set).
+#   run  command: "OUT=$OUT bash gpu/probe21.sh"   carry: ["gpu/out-pack"]
+set -u
+cd "$(dirname "$0")/.."
+source gpu/unpack.sh
+unpack_out || exit 1
+llvm19_dir L
+G=gpu/out
+NV=/usr/local/nvidia/lib64
+B=$G/bench/gpu_scenarios
+log=${OUT:-/tmp}/probe21.txt
+exec > >(tee "$log") 2>&1
+echo "== $(nproc) cores; build: $(head -3 $G/BUILD-INFO.txt | tr '\n' ' ')"
+t() { timeout 120 env "$@" 2>&1 | grep -E "^scenario=" | head -3; }
+ours() { t LD_LIBRARY_PATH=$G/ours:$NV "$@"; }
+llvm() { t LD_LIBRARY_PATH=$L:$NV "$@"; }
+
+if [[ -n ${ROWS:-} ]]; then
+  # Only the open rows, alternating, plus one profile of each of ours.
+  for s in $ROWS; do
+    for i in 1 2 3; do
+      echo -n "llvm19 "; llvm $B $s 3 1
+      echo -n "ours   "; ours $B $s 3 1
+    done
+    echo "-- profile $s"
+    timeout 120 env LD_LIBRARY_PATH=$G/ours:$NV OMPTARGET_RS_PROFILE=1 $B $s 3 1 2>&1 | grep -E "scenario|calls|held" | head -14
+  done
+  exit 0
+fi
+echo "== nowait32x4MiB: spin time of the team (KMP_BLOCKTIME) and our waits"
+for round in 1 2; do
+  for bt in default 0; do
+    e=(); [[ $bt == default ]] || e=(KMP_BLOCKTIME=$bt)
+    echo "-- round $round KMP_BLOCKTIME=$bt"
+    echo -n "llvm19 "; llvm "${e[@]}" $B nowait32x4MiB 3 1
+    echo -n "ours   "; ours "${e[@]}" $B nowait32x4MiB 3 1
+    echo -n "ours blocking-sync "; ours "${e[@]}" OMPTARGET_RS_CUDA_BLOCKING_SYNC=1 $B nowait32x4MiB 3 1
+  done
+done
+echo -n "ours OMP_NUM_THREADS=8 "; ours OMP_NUM_THREADS=8 $B nowait32x4MiB 3 1
+echo -n "llvm OMP_NUM_THREADS=8 "; llvm OMP_NUM_THREADS=8 $B nowait32x4MiB 3 1
+echo -n "ours OMP_NUM_THREADS=1 "; ours OMP_NUM_THREADS=1 $B nowait32x4MiB 3 1
+echo -n "llvm OMP_NUM_THREADS=1 "; llvm OMP_NUM_THREADS=1 $B nowait32x4MiB 3 1
+
+echo "== profiles (OMPTARGET_RS_PROFILE=1)"
+for s in nowait32x4MiB arrays16x1KiB tofrom64MiB_pageable; do
+  echo "-- $s"
+  timeout 120 env LD_LIBRARY_PATH=$G/ours:$NV OMPTARGET_RS_PROFILE=1 $B $s 3 1 2>&1 | head -70
+done
+
+echo "== rows, alternating (3 each)"
+for s in arrays16x1KiB tofrom64MiB_pageable; do
+  for i in 1 2 3; do
+    echo -n "llvm19 "; llvm $B $s 3 1
+    echo -n "ours   "; ours $B $s 3 1
+  done
+done
+echo "== small-copy alternatives"
+timeout 120 env LD_LIBRARY_PATH=$G/ours:$NV $G/bin/omptarget-suite probe small-copies 2>&1 | tail -15
+
+echo "== host copy bandwidth (probe host-copies)"
+timeout 120 env LD_LIBRARY_PATH=$NV $G/bin/omptarget-suite probe host-copies 3 2>&1 | tail -20
+
+echo "== map_many_small_odd (v7, v8) against LLVM 19"
+for v in v7 v8; do
+  for p in map_many_small_odd; do
+    a=$(timeout 60 env LD_LIBRARY_PATH=$L:$NV $G/$v/$p 2>&1); ra=$?
+    b=$(timeout 60 env LD_LIBRARY_PATH=$G/ours:$NV $G/$v/$p 2>&1); rb=$?
+    if [[ $v == v8 ]]; then a=$(timeout 60 env LD_LIBRARY_PATH=$L:$NV $G/v7/$p 2>&1); fi
+    [[ "$a" == "$b" && $ra == $rb ]] && echo "$v $p agree (rc $rb)" || { echo "$v $p DIFFER rc $ra/$rb"; diff <(echo "$a") <(echo "$b") | head; }
+  done
+done
+
+echo "== ompt_trace record order (OMPT_TRACE_DUMP=1)"
+tool=$(ls $G/bin/*ompt_trace* $G/v7/*ompt_trace_tool* 2>/dev/null | head -1)
+echo "tool: $tool"
+for i in 1 2 3; do
+  timeout 60 env LD_LIBRARY_PATH=$G/ours:$NV OMP_TOOL_LIBRARIES=$tool OMPT_TRACE_DUMP=1 $G/v7/ompt_trace > /tmp/trace$i.txt 2>&1
+  grep -E "unordered=" /tmp/trace$i.txt | head -3
+  if grep -q "unordered=[1-9]" /tmp/trace$i.txt; then
+    awk '/^record/ { split($4,t,"="); split($6,s,"="); if (t[2] in last && s[2] < last[t[2]]) { print "OUT OF ORDER after: " prev[t[2]]; print "           this: " $0 } last[t[2]]=s[2]; prev[t[2]]=$0 }' /tmp/trace$i.txt | head -10
+    cp /tmp/trace$i.txt ${OUT:-/tmp}/trace-unordered.txt
+  fi
+done
+echo "== done"

@@ -5,14 +5,15 @@
 //! calling thread until the stream reaches it, so `nowait` regions would not overlap. Instead:
 //!
 //! - host → device: the bytes are copied into pinned buffers and each buffer's DMA is queued
-//!   as soon as it is filled. Large copies go in chunks of [`CHUNK`] bytes, filled by several
-//!   threads, so the host copy of one chunk overlaps the DMA of the one before; their buffers
+//!   as soon as it is filled. Large copies go in chunks of [`CHUNK`] bytes (smaller ones first,
+//!   [`RAMP`]), filled by several threads, so the host copy of one chunk overlaps the DMA of
+//!   the one before; their buffers
 //!   come back when the event recorded after their DMA has completed (a bounded ring). The
 //!   buffers of small copies come back when the stream completes.
 //! - device → host: the DMA goes into pinned buffers asynchronously, and the bytes are copied
 //!   home when the construct completes (`synchronize` or a successful `query`), before its
 //!   completion is reported; for large copies chunk by chunk as each chunk's event completes,
-//!   by several threads.
+//!   each chunk in pieces shared by several threads.
 //!
 //! Small copies of one construct are batched per stream and direction into one
 //! `cuMemcpyBatchAsync` ([`Staging::flush`] runs before anything else is queued on the
@@ -66,6 +67,46 @@ pub const UNASKED: usize = 64 << 10;
 pub const STAGE_AFTER: usize = 256 << 20;
 /// Copies of at least this size are split between helper threads.
 const PARALLEL_MIN: usize = 8 << 20;
+/// A large host → device copy starts with these smaller chunks: no DMA can start before the
+/// first chunk is filled (~110 us for 1 MiB at one thread's ~9 GB/s), and the helpers filling
+/// the first few chunks side by side finish them in the order of their sizes, so the DMA has
+/// work from the first ~15 us on.
+const RAMP: [usize; 6] = [
+    128 << 10,
+    128 << 10,
+    256 << 10,
+    256 << 10,
+    512 << 10,
+    512 << 10,
+];
+const RAMP_BYTES: usize = 1792 << 10;
+/// Landed chunks of a large copy go home in pieces of this size, several threads per chunk:
+/// one thread copies ~5x slower than the DMA fills, so the last chunk's copy home (the only
+/// host work left after the DMA) is split too.
+const LAND_PIECE: usize = 256 << 10;
+
+/// The number of chunks of a host → device copy of `size` bytes (above [`SMALL`]).
+fn chunks_to_device(size: usize) -> usize {
+    if size <= WHOLE {
+        1
+    } else {
+        RAMP.len() + (size - RAMP_BYTES).div_ceil(CHUNK)
+    }
+}
+
+/// Chunk `i` of a host → device copy of `size` bytes: (offset, length).
+fn chunk_to_device(size: usize, i: usize) -> (usize, usize) {
+    if size <= WHOLE {
+        return (0, size);
+    }
+    let off = if i < RAMP.len() {
+        RAMP[..i].iter().sum()
+    } else {
+        RAMP_BYTES + (i - RAMP.len()) * CHUNK
+    };
+    let len = if i < RAMP.len() { RAMP[i] } else { CHUNK };
+    (off, len.min(size - off))
+}
 
 /// A stream's staged work until it completes. The entry stays in the map once made (streams
 /// are pooled), so its vectors keep their capacity: queueing allocates nothing.
@@ -96,6 +137,13 @@ impl Landings {
         self.chunks.extend(chunks);
         self.copies.push((self.chunks.len(), evented));
     }
+}
+
+thread_local! {
+    /// A host → device copy this thread staged ahead of its lock ([`Staging::prestage`]):
+    /// which staging, the program's range (begin, bytes), the filled buffer.
+    static PRESTAGED: std::cell::Cell<Option<(usize, usize, usize, Slot)>> =
+        const { std::cell::Cell::new(None) };
 }
 
 pub struct Staging {
@@ -202,6 +250,67 @@ impl Staging {
         self.limit > 0
     }
 
+    /// The copies worth staging ahead of the caller's lock ([`Staging::prestage`]): those of
+    /// one buffer (larger ones are pipelined, their fill overlapping their DMA; smaller ones
+    /// cost little to fill).
+    pub fn prestage_sizes(&self) -> (usize, usize) {
+        if self.enabled() {
+            (SMALL + 1, WHOLE)
+        } else {
+            (usize::MAX, 0)
+        }
+    }
+
+    /// Fills a buffer with `[src, src + size)` now, for this thread's next copy of that range
+    /// to the device ([`Staging::to_device`] takes it), when that copy would be staged.
+    pub fn prestage(&self, src: usize, size: usize) -> Result<bool> {
+        let (lo, hi) = self.prestage_sizes();
+        if size < lo
+            || size > hi
+            || self
+                .pageable_bytes
+                .load(Ordering::Relaxed)
+                .saturating_add(size)
+                <= STAGE_AFTER
+            || !crate::driver::is_pageable(src)
+        {
+            return Ok(false);
+        }
+        self.unstage();
+        let Some(slot) = self.take(size, size, true)? else {
+            return Ok(false);
+        };
+        copy_bytes(slot.buf, src, size);
+        PRESTAGED.set(Some((self.key(), src, size, slot)));
+        Ok(true)
+    }
+
+    /// Gives back this thread's prestaged buffer of this staging, if no copy took it.
+    pub fn unstage(&self) {
+        if let Some(p) = PRESTAGED.take() {
+            if p.0 == self.key() {
+                self.give_back([p.3]);
+            } else {
+                PRESTAGED.set(Some(p));
+            }
+        }
+    }
+
+    /// This thread's prestaged buffer for exactly `[src, src + size)`, taken.
+    fn prestaged(&self, src: usize, size: usize) -> Option<Slot> {
+        let p = PRESTAGED.take()?;
+        if p.0 == self.key() && p.1 == src && p.2 == size {
+            return Some(p.3);
+        }
+        PRESTAGED.set(Some(p));
+        None
+    }
+
+    /// Which staging a prestaged buffer belongs to (one per device).
+    fn key(&self) -> usize {
+        std::ptr::from_ref(self) as usize
+    }
+
     /// Records that a copy on `stream` reads or writes the program's host memory directly
     /// (not through a staging buffer), until the stream completes.
     pub fn note_direct(&self, stream: usize) {
@@ -298,9 +407,8 @@ impl Staging {
             self.note_direct(stream);
             return no_buffer(|| dma(dst, src, size));
         }
-        let piece = if size <= WHOLE { size } else { CHUNK };
-        let n = size.div_ceil(piece);
-        let chunk = |i: usize| (i * piece, piece.min(size - i * piece));
+        let n = chunks_to_device(size);
+        let chunk = |i: usize| chunk_to_device(size, i);
         // Queues chunk `i` from `slot` (or straight from the program's memory without one).
         let issue = |i: usize, slot: Option<Slot>| -> Result<()> {
             let (off, len) = chunk(i);
@@ -328,6 +436,11 @@ impl Staging {
             }
             r
         };
+        // Filled already, outside the caller's lock: only the DMA is left.
+        if let Some(slot) = self.prestaged(src, size) {
+            debug_assert_eq!(n, 1, "only single-buffer copies are staged ahead");
+            return issue(0, Some(slot));
+        }
         let fill = |i: usize| -> Result<Option<Slot>> {
             let (off, len) = chunk(i);
             let slot = self.take(len, size, true)?;
@@ -492,15 +605,34 @@ impl Staging {
             // None: the stream is known complete (waited for, or found so by a query).
             let known_done = wait.is_none();
             let bytes = chunks.iter().map(|c| c.1).sum();
-            self.parallel(chunks.len(), bytes, |i| {
-                let (dst, len, slot) = &chunks[i];
+            // Pieces per chunk: several when the copy is shared between threads.
+            let per = if bytes >= PARALLEL_MIN {
+                chunks
+                    .iter()
+                    .map(|c| c.1.div_ceil(LAND_PIECE))
+                    .max()
+                    .unwrap_or(1)
+            } else {
+                1
+            };
+            self.parallel(chunks.len() * per, bytes, |i| {
+                let (dst, len, slot) = &chunks[i / per];
+                let (off, piece) = if per == 1 {
+                    (0, *len)
+                } else {
+                    let off = (i % per) * LAND_PIECE;
+                    (off, LAND_PIECE.min(len.saturating_sub(off)))
+                };
+                if piece == 0 {
+                    return Ok(());
+                }
                 if !known_done {
                     // SAFETY: waits for a live event.
                     call("cuEventSynchronize", || unsafe {
                         sys::cuEventSynchronize(slot.event as sys::CUevent)
                     })?;
                 }
-                copy_bytes(*dst, slot.buf, *len);
+                copy_bytes(dst + off, slot.buf + off, piece);
                 Ok(())
             })?;
         }
@@ -572,8 +704,64 @@ mod tests {
         assert_eq!(waits, 1);
     }
 
+    /// A large copy's chunks land in pieces shared by several threads: every byte once, in
+    /// its place, the last chunk shorter than the others.
+    #[test]
+    fn large_landings_go_home_in_pieces() {
+        let st = Staging::new(std::ptr::null_mut(), 0, 0, 4, true, true);
+        let size = PARALLEL_MIN + CHUNK / 2 + 3;
+        let src: Vec<u8> = (0..size).map(|i| (i * 7 % 251) as u8).collect();
+        let mut bufs: Vec<Vec<u8>> = src.chunks(CHUNK).map(|c| c.to_vec()).collect();
+        let mut home = vec![0u8; size];
+        let stream = 9;
+        {
+            let mut pending = st.shard(stream).streams.lock();
+            let ps = pending.entry(stream).or_default();
+            let chunks = bufs.iter_mut().enumerate().map(|(k, b)| {
+                let slot = Slot {
+                    buf: b.as_mut_ptr() as usize,
+                    class: 0,
+                    event: 0,
+                };
+                (home.as_mut_ptr() as usize + k * CHUNK, b.len(), slot)
+            });
+            ps.landings.push(chunks.collect::<Vec<_>>(), true);
+        }
+        // Known complete: no event is asked.
+        st.finish(stream, None).unwrap();
+        assert!(home == src, "every byte landed in its place");
+        st.pool.lock().free[0].clear();
+    }
+
     /// Streams are driver pointers, a few dozen bytes to kilobytes apart: 128 of them (the
     /// queues of 128 threads) must not pile into a few shards, and a stream keeps its shard.
+    #[test]
+    fn chunks_to_the_device_cover_the_copy_once_in_order() {
+        const { assert!(RAMP_BYTES == 1792 << 10 && RAMP_BYTES < WHOLE) };
+        assert_eq!(RAMP.iter().sum::<usize>(), RAMP_BYTES);
+        for size in [
+            SMALL + 1,
+            WHOLE,
+            WHOLE + 1,
+            64 << 20,
+            (64 << 20) + 4097,
+            1 << 30,
+        ] {
+            let n = chunks_to_device(size);
+            let mut end = 0;
+            for i in 0..n {
+                let (off, len) = chunk_to_device(size, i);
+                assert_eq!(off, end, "size {size} chunk {i}");
+                assert!(len > 0 && len <= WHOLE, "size {size} chunk {i}: {len}");
+                end += len;
+            }
+            assert_eq!(end, size);
+        }
+        assert_eq!(chunk_to_device(64 << 20, 0), (0, 128 << 10));
+        assert_eq!(chunks_to_device(64 << 20), 6 + 63);
+        assert_eq!(chunks_to_device(WHOLE), 1);
+    }
+
     #[test]
     fn streams_spread_over_the_shards() {
         for stride in [0x40usize, 0x100, 0x1000, 0x10_0000] {

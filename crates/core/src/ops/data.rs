@@ -47,6 +47,8 @@ impl Constructs<'_> {
         let present = it.ty & mt::PRESENT != 0;
         let hold = it.ty & mt::OMPX_HOLD != 0;
         let info = self.info_level();
+        // Declared before the table's guard, so it gives back what it staged after the lock.
+        let _staged = self.stage_ahead(dev, &it);
         let mut table = dev.table.lock();
         let l = table.lookup(it.begin, it.size);
         let mut is_new = false;
@@ -172,6 +174,26 @@ impl Constructs<'_> {
         }
         ai.mark_use(e, id);
         Ok(tgt)
+    }
+
+    /// Lets the device do the host-side work of an item's copy to the device before the
+    /// table is locked ([`omptarget_plugin::Device::prestage`]), when the copy is likely: the
+    /// item has `to` and is not mapped yet (or is `always`). The copy itself is still
+    /// decided and queued under the lock, so no other thread sees the entry before its data
+    /// is on its way; a copy that does not happen leaves the staged buffer to the guard.
+    fn stage_ahead<'d>(&self, dev: &'d Device, it: &Item) -> Option<Unstage<'d>> {
+        if it.ty & mt::TO == 0 || it.size == 0 {
+            return None;
+        }
+        let backend = dev.backend().ok()?;
+        let (lo, hi) = backend.prestage_sizes();
+        if it.size < lo || it.size > hi {
+            return None;
+        }
+        let in_place = it.ty & mt::CLOSE == 0 && self.requirements.unified_shared_memory();
+        let likely = !in_place
+            && (it.ty & mt::ALWAYS != 0 || !dev.table.lock().lookup(it.begin, it.size).contained);
+        (likely && backend.prestage(it.begin, it.size)).then_some(Unstage(backend))
     }
 
     /// `__tgt_target_data_begin_mapper` (and the entry half of a target region): the items,
@@ -679,5 +701,14 @@ fn debug_args(dev: &Device, args: &MapArgs<'_>, what: &str) {
             args.mapper(i),
             var_name(args.name(i))
         );
+    }
+}
+
+/// Gives back, when dropped, what [`Constructs::stage_ahead`] staged and no copy used.
+struct Unstage<'d>(&'d dyn omptarget_plugin::Device);
+
+impl Drop for Unstage<'_> {
+    fn drop(&mut self) {
+        self.0.unstage();
     }
 }

@@ -461,6 +461,18 @@ impl Device for CudaDevice {
 
     // Copies (copy.rs).
 
+    fn prestage_sizes(&self) -> (usize, usize) {
+        self.staging.prestage_sizes()
+    }
+
+    fn prestage(&self, src: usize, size: usize) -> bool {
+        self.current().is_ok() && self.staging.prestage(src, size).unwrap_or(false)
+    }
+
+    fn unstage(&self) {
+        self.staging.unstage();
+    }
+
     fn copy(
         &self,
         kind: CopyKind,

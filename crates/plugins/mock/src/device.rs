@@ -218,6 +218,26 @@ impl Device for MockDevice {
     fn is_asynchronous(&self) -> bool {
         self.state.asynchronous
     }
+    fn prestage_sizes(&self) -> (usize, usize) {
+        (self.state.prestage_min.load(Ordering::Relaxed), usize::MAX)
+    }
+
+    fn prestage(&self, src: usize, size: usize) -> bool {
+        if size < self.state.prestage_min.load(Ordering::Relaxed) {
+            return false;
+        }
+        let bytes = Self::host_bytes(src, size).to_vec();
+        let old =
+            lock(&self.state.prestaged).insert(std::thread::current().id(), (src, size, bytes));
+        assert!(old.is_none(), "a thread stages one copy ahead at a time");
+        self.state.prestages.fetch_add(1, Ordering::Relaxed);
+        true
+    }
+
+    fn unstage(&self) {
+        lock(&self.state.prestaged).remove(&std::thread::current().id());
+    }
+
     fn copy(
         &self,
         kind: CopyKind,
@@ -234,7 +254,22 @@ impl Device for MockDevice {
         let mem = &self.state.memory;
         match kind {
             CopyKind::HostToDevice => {
-                let from = Self::host_bytes(src, size).to_vec();
+                // A copy staged ahead moves the bytes as they were when staged.
+                let me = std::thread::current().id();
+                let staged = {
+                    let mut p = lock(&self.state.prestaged);
+                    match p.get(&me) {
+                        Some(&(at, n, _)) if at == src && n == size => p.remove(&me),
+                        _ => None,
+                    }
+                };
+                let from = match staged {
+                    Some((_, _, bytes)) => {
+                        self.state.prestages_used.fetch_add(1, Ordering::Relaxed);
+                        bytes
+                    }
+                    None => Self::host_bytes(src, size).to_vec(),
+                };
                 mem.with_bytes(dst, size, |d| d.copy_from_slice(&from))?;
             }
             CopyKind::DeviceToHost => {

@@ -66,7 +66,18 @@ pub struct MockState {
     /// While set, a synchronisation would give memory back to the device
     /// (`completion_releases_memory`, like a CUDA pool over its release threshold).
     pub pool_over_threshold: std::sync::atomic::AtomicBool,
+    /// Host → device copies from this many bytes up are staged ahead (`Device::prestage`,
+    /// like the CUDA plugin's pinned buffers); `usize::MAX`: never.
+    pub prestage_min: AtomicUsize,
+    /// What each thread staged ahead: the range and the bytes as they were then.
+    pub(crate) prestaged: Mutex<HashMap<std::thread::ThreadId, Prestaged>>,
+    /// Prestages made, and those a copy used.
+    pub prestages: AtomicUsize,
+    pub prestages_used: AtomicUsize,
 }
+
+/// A copy staged ahead: the host range (begin, bytes) and its bytes when staged.
+pub(crate) type Prestaged = (usize, usize, Vec<u8>);
 
 impl MockState {
     /// A fresh state: no memory, no log, no faults, the clock at 1 ms.
@@ -98,7 +109,15 @@ impl MockState {
             touching_host: Mutex::new(std::collections::HashSet::new()),
             host_dma: std::sync::atomic::AtomicBool::new(false),
             pool_over_threshold: std::sync::atomic::AtomicBool::new(false),
+            prestage_min: AtomicUsize::new(usize::MAX),
+            prestaged: Mutex::new(HashMap::new()),
+            prestages: AtomicUsize::new(0),
+            prestages_used: AtomicUsize::new(0),
         }
+    }
+    /// Buffers staged ahead and not given back yet (by any thread).
+    pub fn prestaged_now(&self) -> usize {
+        crate::lock(&self.prestaged).len()
     }
     /// A device address for a new block of `size` bytes, past every block given out before
     /// (blocks start on 256-byte boundaries).

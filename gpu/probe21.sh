@@ -26,6 +26,9 @@ if [[ -n ${ROWS:-} ]]; then
       echo -n "llvm19 "; llvm $B $s 3 1
       echo -n "ours   "; ours $B $s 3 1
     done
+    if [[ $s == tofrom64MiB_pageable ]]; then
+      for n in 4 12 16 8; do echo -n "ours staging threads $n "; ours OMPTARGET_RS_CUDA_STAGING_THREADS=$n $B $s 3 1; done
+    fi
     echo "-- profile $s"
     timeout 120 env LD_LIBRARY_PATH=$G/ours:$NV OMPTARGET_RS_PROFILE=1 $B $s 3 1 2>&1 | grep -E "scenario|calls|held" | head -14
   done

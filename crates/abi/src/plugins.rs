@@ -27,6 +27,7 @@ pub fn default_plugins(config: &Config) -> Vec<Arc<dyn Plugin>> {
             pool_preallocate: config.cuda_pool_preallocate,
             record_va: config.cuda_record_va,
             staging_limit: config.cuda_staging_limit,
+            staging_threads: config.cuda_staging_threads,
             small_block_threshold: config.memory_manager_threshold,
             batch_copies: config.cuda_batch_copies,
             copy_kernel: config.cuda_copy_kernel,

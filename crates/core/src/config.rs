@@ -89,6 +89,9 @@ pub struct Config {
     /// `OMPTARGET_RS_CUDA_STAGING_LIMIT` (bytes, default 512 MiB; 0 disables): pinned memory
     /// the CUDA plugin may keep for staging copies to and from pageable host memory.
     pub cuda_staging_limit: usize,
+    /// `OMPTARGET_RS_CUDA_STAGING_THREADS` (default 0: the cores, at most 8): threads, the
+    /// caller included, that share the host copies of a large staged copy.
+    pub cuda_staging_threads: usize,
     /// `OMPTARGET_RS_CUDA_BATCH_COPIES` (default true): small copies of a construct reach the
     /// CUDA driver in one batch per direction.
     pub cuda_batch_copies: bool,
@@ -142,6 +145,7 @@ impl Default for Config {
             cuda_pool_preallocate: 256 << 20,
             cuda_record_va: 0x6000_0000_0000,
             cuda_staging_limit: 512 << 20,
+            cuda_staging_threads: 0,
             cuda_batch_copies: true,
             cuda_copy_kernel: true,
             query_count_threshold: 5,
@@ -344,6 +348,9 @@ impl Config {
                 .int("OMPTARGET_RS_CUDA_RECORD_VA", 0, 1 << 56)
                 .map_or(d.cuda_record_va, |v| v as usize),
             cuda_staging_limit: bytes("OMPTARGET_RS_CUDA_STAGING_LIMIT", d.cuda_staging_limit),
+            cuda_staging_threads: r
+                .int("OMPTARGET_RS_CUDA_STAGING_THREADS", 0, 256)
+                .map_or(d.cuda_staging_threads, |v| v as usize),
             cuda_batch_copies: r.flag("OMPTARGET_RS_CUDA_BATCH_COPIES", d.cuda_batch_copies),
             cuda_copy_kernel: r.flag("OMPTARGET_RS_CUDA_COPY_KERNEL", d.cuda_copy_kernel),
             query_count_threshold: r

@@ -40,6 +40,9 @@ pub struct CudaConfig {
     /// `OMPTARGET_RS_CUDA_STAGING_LIMIT`: pinned bytes kept for staging copies to and from
     /// pageable host memory (0: the driver's own path for every copy; see staging.rs).
     pub staging_limit: usize,
+    /// `OMPTARGET_RS_CUDA_STAGING_THREADS`: threads sharing a large staged copy's host copies,
+    /// the caller included (0: the cores, at most 8).
+    pub staging_threads: usize,
     /// `LIBOMPTARGET_MEMORY_MANAGER_THRESHOLD`: device blocks up to this size are cached,
     /// stream-aware, in front of the memory pool (0: off; see blocks.rs).
     pub small_block_threshold: usize,
@@ -76,6 +79,7 @@ impl Default for CudaConfig {
             pool_preallocate: 256 << 20,
             record_va: 0x6000_0000_0000,
             staging_limit: 512 << 20,
+            staging_threads: 0,
             small_block_threshold: 8192,
             batch_copies: true,
             copy_kernel: true,

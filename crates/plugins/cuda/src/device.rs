@@ -260,7 +260,10 @@ impl CudaDevice {
                 ctx,
                 index as i32,
                 config.staging_limit,
-                std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
+                match config.staging_threads {
+                    0 => std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
+                    n => n,
+                },
                 batch_copies,
                 config.copy_kernel,
             ),

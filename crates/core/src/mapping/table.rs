@@ -1,6 +1,6 @@
-use std::collections::{BTreeSet, HashMap};
+use omptarget_plugin::addr_map::AddrMap;
+use std::collections::BTreeSet;
 use std::ffi::CStr;
-use std::hash::{BuildHasherDefault, Hasher};
 
 /// A dynamic reference count that may be infinite (`declare target` globals and
 /// `omp_target_associate_ptr` mappings never go away through map clauses).
@@ -164,33 +164,6 @@ impl Lookup {
     }
 }
 
-/// Hashes an entry's key (a host address) with one multiplication, folded so that the low
-/// bits (the bucket) and the top bits (hashbrown's tag) both depend on every address bit:
-/// aligned addresses would otherwise share their low bits.
-#[derive(Default)]
-struct AddrHasher(u64);
-
-impl Hasher for AddrHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(self.0.rotate_left(8) ^ u64::from(b));
-        }
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        let h = (n ^ (n >> 29)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        self.0 = h ^ (h >> 32);
-    }
-
-    fn write_usize(&mut self, n: usize) {
-        self.write_u64(n as u64);
-    }
-}
-
 /// Host interval → device allocation, for one device.
 ///
 /// The entries live in a hash map by key, so the many accesses by id of a construct (each
@@ -201,7 +174,7 @@ impl Hasher for AddrHasher {
 /// region: ~21,700 instructions of B-tree work per region).
 #[derive(Default)]
 pub struct MappingTable {
-    entries: HashMap<usize, Entry, BuildHasherDefault<AddrHasher>>,
+    entries: AddrMap<usize, Entry>,
     keys: BTreeSet<usize>,
 }
 

@@ -9,8 +9,8 @@
 //! stream waits on that stream's list until the stream is found complete, then any stream may
 //! take it, so reuse never races with work still queued.
 
+use omptarget_plugin::addr_map::AddrMap;
 use omptarget_plugin::contention::{Lock, Padded, Site};
-use std::collections::HashMap;
 
 static CACHE: Site = Site::new("cuda: small-block cache");
 
@@ -22,9 +22,9 @@ const MAX_CACHED: usize = 64 << 20;
 struct Inner {
     free: Vec<Vec<usize>>,
     /// Blocks this cache hands out, with their class.
-    owned: HashMap<usize, u8>,
+    owned: AddrMap<usize, u8>,
     /// Blocks freed on a stream (by address), usable once it completes.
-    pending: HashMap<usize, Vec<usize>>,
+    pending: AddrMap<usize, Vec<usize>>,
     cached_bytes: usize,
 }
 

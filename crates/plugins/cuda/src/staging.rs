@@ -41,9 +41,9 @@ use batch::Batch;
 use buffers::{Pool, Slot};
 use cudarc::driver::sys;
 use helpers::Helpers;
+use omptarget_plugin::addr_map::AddrMap;
 use omptarget_plugin::contention::{Lock, Padded, Site};
 use omptarget_plugin::{Error, Result};
-use std::collections::HashMap;
 use std::sync::Mutex;
 
 /// The staging locks, counted when found held (`OMPTARGET_RS_PROFILE=1`).
@@ -184,7 +184,7 @@ const SHARDS: usize = 64;
 struct Shard {
     /// Copies waiting in the batches of this shard's streams (0: `flush` need not lock).
     batched: AtomicUsize,
-    streams: Lock<HashMap<usize, PerStream>>,
+    streams: Lock<AddrMap<usize, PerStream>>,
 }
 
 /// The shard of `stream` (a multiplicative hash of the handle: streams are driver pointers).
@@ -600,7 +600,12 @@ impl Staging {
             let chunks = &landings.chunks[start..end];
             start = end;
             if !evented {
+                // Small: the stream is complete once waited for; one thread copies.
                 wait_once(wait)?;
+                for (dst, len, slot) in chunks {
+                    copy_bytes(*dst, slot.buf, *len);
+                }
+                continue;
             }
             // None: the stream is known complete (waited for, or found so by a query).
             let known_done = wait.is_none();

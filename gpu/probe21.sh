@@ -19,6 +19,16 @@ t() { timeout 120 env "$@" 2>&1 | grep -E "^scenario=" | head -3; }
 ours() { t LD_LIBRARY_PATH=$G/ours:$NV "$@"; }
 llvm() { t LD_LIBRARY_PATH=$L:$NV "$@"; }
 
+if [[ -n ${NOWAIT:-} ]]; then
+  # nowait32x4MiB run to run (each process alternating), with the team's spin time varied.
+  for i in 1 2 3 4; do
+    echo -n "llvm19 "; llvm $B nowait32x4MiB 3 1
+    echo -n "ours   "; ours $B nowait32x4MiB 3 1
+    echo -n "ours KMP_BLOCKTIME=0 "; ours KMP_BLOCKTIME=0 $B nowait32x4MiB 3 1
+  done
+  timeout 120 env LD_LIBRARY_PATH=$G/ours:$NV OMPTARGET_RS_PROFILE=1 $B nowait32x4MiB 3 1 2>&1 | grep -E "scenario|calls|held|buffer" | head -40
+  exit 0
+fi
 if [[ -n ${ROWS:-} ]]; then
   # Only the open rows, alternating, plus one profile of each of ours.
   for s in $ROWS; do

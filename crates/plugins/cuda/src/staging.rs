@@ -306,6 +306,17 @@ impl Staging {
         None
     }
 
+    /// Whether this thread staged `[src, src + size)` ahead (then it is pageable memory and
+    /// the copy is staged: the caller need not ask the driver again).
+    pub fn is_prestaged(&self, src: usize, size: usize) -> bool {
+        let Some(p) = PRESTAGED.take() else {
+            return false;
+        };
+        let hit = p.0 == self.key() && p.1 == src && p.2 == size;
+        PRESTAGED.set(Some(p));
+        hit
+    }
+
     /// Which staging a prestaged buffer belongs to (one per device).
     fn key(&self) -> usize {
         std::ptr::from_ref(self) as usize

@@ -58,7 +58,13 @@ impl CudaDevice {
                 } else {
                     dst
                 };
-                if size > staging::UNASKED
+                let prestaged =
+                    kind == CopyKind::HostToDevice && self.staging.is_prestaged(src, size);
+                if prestaged {
+                    // Known pageable; counted as moved, as `worth_it` would have.
+                    let _ = self.staging.worth_it(size);
+                    self.staging.to_device(dst, src, size, stream(q))
+                } else if size > staging::UNASKED
                     && (!driver::is_pageable(host) || !self.staging.worth_it(size))
                 {
                     self.staging.note_direct(q.0);

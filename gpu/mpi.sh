@@ -12,7 +12,8 @@
 # env (run):   MPI_ARGS (grid and iterations, default "4096 500"), EXTRA_LIB (/usr/local/nvidia/lib64),
 #              MPI_LLVM19 (LLVM 19's unpacked bundle; default: gpu/out/llvm19.tar.xz unpacked by
 #              gpu/unpack.sh): each rank count runs under it too, for the time table,
-#              MPI_SUFFIX=.host runs the host-device build (a dry run without a GPU)
+#              MPI_SUFFIX=.host runs the host-device build (a dry run without a GPU),
+#              MPI_RANKS (rank counts, default "1 2 4 8"), MPI_TIMEOUT (seconds per run, 300)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${GPU_OUT:-gpu/out}/mpi
@@ -57,7 +58,7 @@ case ${1:-} in
     # LLVM 19 beside ours when its bundle is there, for the times.
     runtimes=(ours); [[ -n $llvm ]] && runtimes+=(llvm19)
     table=()
-    for n in 1 2 4 8; do
+    for n in ${MPI_RANKS:-1 2 4 8}; do
       for rt in "${runtimes[@]}"; do
         l=$lib; [[ $rt == llvm19 ]] && l=$llvm
         echo "== mpi_stencil, $n rank(s) on the GPU, $rt"
@@ -65,7 +66,7 @@ case ${1:-} in
         smi=; command -v nvidia-smi >/dev/null && { (while sleep 0.2; do
           nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits; done) \
           > "/tmp/smi.$rt.$n" 2>/dev/null & smi=$!; }
-        if ! LD_LIBRARY_PATH=$l:${LD_LIBRARY_PATH:-} timeout 300 mpirun --oversubscribe --allow-run-as-root \
+        if ! LD_LIBRARY_PATH=$l:${LD_LIBRARY_PATH:-} timeout "${MPI_TIMEOUT:-300}" mpirun --oversubscribe --allow-run-as-root \
             -np "$n" -x LD_LIBRARY_PATH -x OMP_TARGET_OFFLOAD=MANDATORY "$out/bin/mpi_stencil${MPI_SUFFIX:-}" "${args[@]}" 2>&1 | tee "/tmp/mpi.$rt.$n" \
             || ! grep -q 'check: OK' "/tmp/mpi.$rt.$n"; then
           echo "FAIL mpi_stencil $n ranks under $rt"; [[ $rt == ours ]] && fails=$((fails + 1))

@@ -8,7 +8,7 @@
 #                               10^6 constructs x 16 threads                     (~6 min)
 #        bash gpu/verify.sh b   MPI stencil, compute-sanitizer (4 tools x 2 runtimes, as far as
 #                               B_SAN_BUDGET_S allows), the perf table           (~9 min)
-# env: OUT (where logs go; default /tmp/gpu-verify), A_BUDGET_S (240), B_SAN_BUDGET_S (250),
+# env: OUT (where logs go; default /tmp/gpu-verify), A_BUDGET_S (240), B_SAN_BUDGET_S (190),
 #      B_PERF_BUDGET_S (190), PERF_RUNS (2)
 set -u
 cd "$(dirname "$(readlink -f "$0")")/.." || exit 2
@@ -42,10 +42,10 @@ case ${1:-} in
     ;;
   b)
     step "mpi"
-    timeout 100 bash gpu/mpi.sh run > "$out/mpi.log" 2>&1
+    timeout 160 bash gpu/mpi.sh run > "$out/mpi.log" 2>&1
     echo "mpi rc=$?"
     step "suite: sanitize"
-    SAN_JOBS=16 BUDGET_S=${B_SAN_BUDGET_S:-250} OUT=$logs/san bash gpu/run.sh sanitize > "$out/suite-san.log" 2>&1
+    SAN_JOBS=16 BUDGET_S=${B_SAN_BUDGET_S:-190} OUT=$logs/san bash gpu/run.sh sanitize > "$out/suite-san.log" 2>&1
     echo "sanitize rc=$?"
     step "suite: perf"
     PERF_RUNS=${PERF_RUNS:-2} BUDGET_S=${B_PERF_BUDGET_S:-190} OUT=$logs/perf bash gpu/run.sh perf > "$out/suite-perf.log" 2>&1

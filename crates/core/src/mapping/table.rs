@@ -1,5 +1,5 @@
+use super::keys::Keys;
 use omptarget_plugin::addr_map::AddrMap;
-use std::collections::BTreeSet;
 use std::ffi::CStr;
 
 /// A dynamic reference count that may be infinite (`declare target` globals and
@@ -168,14 +168,14 @@ impl Lookup {
 ///
 /// The entries live in a hash map by key, so the many accesses by id of a construct (each
 /// item's entry is found again after it was looked up, counted, copied, marked) cost one
-/// hash each; the ordered set of keys answers only the interval questions (`lookup`), and
-/// insertions and removals. With entries inside a B-tree, each access was a descent and each
-/// insertion or removal moved ~130-byte values within a node (callgrind, 16 items per
-/// region: ~21,700 instructions of B-tree work per region).
+/// hash each; the ordered keys (`keys.rs`: a sorted vector while small) answer only the
+/// interval questions (`lookup`), and insertions and removals. With entries inside a B-tree,
+/// each access was a descent and each insertion or removal moved ~130-byte values within a
+/// node (callgrind, 16 items per region: ~21,700 instructions of B-tree work per region).
 #[derive(Default)]
 pub struct MappingTable {
     entries: AddrMap<usize, Entry>,
-    keys: BTreeSet<usize>,
+    keys: Keys,
 }
 
 impl std::fmt::Debug for MappingTable {
@@ -207,7 +207,7 @@ impl MappingTable {
 
     /// The entries in address order.
     pub fn iter(&self) -> impl Iterator<Item = &Entry> {
-        self.keys.iter().map(|k| &self.entries[k])
+        self.keys.iter().map(|k| &self.entries[&k])
     }
 
     /// The entry at key `k`, which is in `keys`.
@@ -219,16 +219,13 @@ impl MappingTable {
     fn at_or_before(&self, begin: usize) -> Option<&Entry> {
         match self.entries.get(&begin) {
             Some(e) => Some(e),
-            None => self.keys.range(..begin).next_back().map(|k| self.at(k)),
+            None => self.keys.before(begin).map(|k| self.at(&k)),
         }
     }
 
     /// The first entry beginning after `begin`.
     fn after(&self, begin: usize) -> Option<&Entry> {
-        self.keys
-            .range((std::ops::Bound::Excluded(begin), std::ops::Bound::Unbounded))
-            .next()
-            .map(|k| self.at(k))
+        self.keys.after(begin).map(|k| self.at(&k))
     }
 
     /// Classifies `[begin, begin + size)` against the table, the way OpenMP's map rules need:
@@ -318,7 +315,7 @@ impl MappingTable {
     /// Removes an entry and returns it.
     pub fn remove(&mut self, id: EntryId) -> Option<Entry> {
         let e = self.entries.remove(&id)?;
-        self.keys.remove(&id);
+        self.keys.remove(id);
         // A construct of many items leaves no large empty table behind (hash tables do not
         // shrink by themselves); halving at a quarter full keeps removal amortised O(1).
         let cap = self.entries.capacity();
@@ -332,7 +329,7 @@ impl MappingTable {
     pub fn drain(&mut self) -> Vec<Entry> {
         let mut entries = std::mem::take(&mut self.entries);
         std::mem::take(&mut self.keys)
-            .into_iter()
+            .iter()
             .filter_map(|k| entries.remove(&k))
             .collect()
     }
@@ -343,7 +340,7 @@ impl MappingTable {
     /// first violation found.
     pub fn check_invariants(&self) -> Result<(), String> {
         if self.keys.len() != self.entries.len()
-            || self.keys.iter().any(|k| !self.entries.contains_key(k))
+            || self.keys.iter().any(|k| !self.entries.contains_key(&k))
         {
             return Err(format!(
                 "{} keys for {} entries",
@@ -352,7 +349,7 @@ impl MappingTable {
             ));
         }
         let mut previous: Option<&Entry> = None;
-        for &key in &self.keys {
+        for key in self.keys.iter() {
             let e = self.at(&key);
             if key != e.host_begin {
                 return Err(format!(

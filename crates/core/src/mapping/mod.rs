@@ -4,7 +4,7 @@
 //! The table is a pure data structure: it never calls a device. Operations in `ops` look an
 //! interval up, decide (from the map-type bits) what to do, and ask the table to record it.
 
-mod keys;
+mod entries;
 mod table;
 
 /// Map-type bits (`ArgTypes[i]`): what clang asks of each list item.

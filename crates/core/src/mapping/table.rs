@@ -1,5 +1,4 @@
-use super::keys::Keys;
-use omptarget_plugin::addr_map::AddrMap;
+use super::entries::Entries;
 use std::ffi::CStr;
 
 /// A dynamic reference count that may be infinite (`declare target` globals and
@@ -164,18 +163,11 @@ impl Lookup {
     }
 }
 
-/// Host interval → device allocation, for one device.
-///
-/// The entries live in a hash map by key, so the many accesses by id of a construct (each
-/// item's entry is found again after it was looked up, counted, copied, marked) cost one
-/// hash each; the ordered keys (`keys.rs`: a sorted vector while small) answer only the
-/// interval questions (`lookup`), and insertions and removals. With entries inside a B-tree,
-/// each access was a descent and each insertion or removal moved ~130-byte values within a
-/// node (callgrind, 16 items per region: ~21,700 instructions of B-tree work per region).
+/// Host interval → device allocation, for one device: the entries by host begin address
+/// (`entries.rs`: a sorted vector while the table is small, a B-tree map when large).
 #[derive(Default)]
 pub struct MappingTable {
-    entries: AddrMap<usize, Entry>,
-    keys: Keys,
+    entries: Entries,
 }
 
 impl std::fmt::Debug for MappingTable {
@@ -194,38 +186,30 @@ impl MappingTable {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.entries.len() == 0
     }
 
     pub fn get(&self, id: EntryId) -> Option<&Entry> {
-        self.entries.get(&id)
+        self.entries.get(id)
     }
 
     pub fn get_mut(&mut self, id: EntryId) -> Option<&mut Entry> {
-        self.entries.get_mut(&id)
+        self.entries.get_mut(id)
     }
 
     /// The entries in address order.
     pub fn iter(&self) -> impl Iterator<Item = &Entry> {
-        self.keys.iter().map(|k| &self.entries[&k])
+        self.entries.iter().map(|(_, e)| e)
     }
 
-    /// The entry at key `k`, which is in `keys`.
-    fn at(&self, k: &usize) -> &Entry {
-        &self.entries[k]
-    }
-
-    /// The last entry beginning at or before `begin` (one hash when one begins there).
+    /// The last entry beginning at or before `begin`.
     fn at_or_before(&self, begin: usize) -> Option<&Entry> {
-        match self.entries.get(&begin) {
-            Some(e) => Some(e),
-            None => self.keys.before(begin).map(|k| self.at(&k)),
-        }
+        self.entries.at_or_before(begin)
     }
 
     /// The first entry beginning after `begin`.
     fn after(&self, begin: usize) -> Option<&Entry> {
-        self.keys.after(begin).map(|k| self.at(&k))
+        self.entries.after(begin)
     }
 
     /// Classifies `[begin, begin + size)` against the table, the way OpenMP's map rules need:
@@ -306,32 +290,19 @@ impl MappingTable {
     /// interval is free; a zero-size entry is allowed only where no entry begins.
     pub fn insert(&mut self, entry: Entry) -> EntryId {
         let id = entry.host_begin;
-        let previous = self.entries.insert(id, entry);
-        debug_assert!(previous.is_none(), "mapping entries must not overlap");
-        self.keys.insert(id);
+        let added = self.entries.insert(entry);
+        debug_assert!(added, "mapping entries must not overlap");
         id
     }
 
     /// Removes an entry and returns it.
     pub fn remove(&mut self, id: EntryId) -> Option<Entry> {
-        let e = self.entries.remove(&id)?;
-        self.keys.remove(id);
-        // A construct of many items leaves no large empty table behind (hash tables do not
-        // shrink by themselves); halving at a quarter full keeps removal amortised O(1).
-        let cap = self.entries.capacity();
-        if cap > 1024 && self.entries.len() < cap / 4 {
-            self.entries.shrink_to(cap / 2);
-        }
-        Some(e)
+        self.entries.remove(id)
     }
 
     /// Removes every entry (device teardown), in address order.
     pub fn drain(&mut self) -> Vec<Entry> {
-        let mut entries = std::mem::take(&mut self.entries);
-        std::mem::take(&mut self.keys)
-            .iter()
-            .filter_map(|k| entries.remove(&k))
-            .collect()
+        self.entries.drain()
     }
 
     /// Checks the table's structural invariants (for tests, fuzzing and fault injection):
@@ -339,18 +310,8 @@ impl MappingTable {
     /// after its base where the base is below it, and no two entries overlap. Returns the
     /// first violation found.
     pub fn check_invariants(&self) -> Result<(), String> {
-        if self.keys.len() != self.entries.len()
-            || self.keys.iter().any(|k| !self.entries.contains_key(&k))
-        {
-            return Err(format!(
-                "{} keys for {} entries",
-                self.keys.len(),
-                self.entries.len()
-            ));
-        }
         let mut previous: Option<&Entry> = None;
-        for key in self.keys.iter() {
-            let e = self.at(&key);
+        for (key, e) in self.entries.iter() {
             if key != e.host_begin {
                 return Err(format!(
                     "entry keyed {key:#x} begins at {:#x}",
@@ -425,8 +386,7 @@ mod tests {
         let mut t = MappingTable::new();
         let mut e = entry(100, 8);
         e.host_begin = 104;
-        t.entries.insert(100, e);
-        t.keys.insert(100);
+        t.entries = Entries::Large(std::collections::BTreeMap::from([(100, e)]));
         assert!(t.check_invariants().unwrap_err().contains("keyed"));
     }
 

@@ -26,21 +26,25 @@
 //! A batch of several small copies goes to the device in one launch of a small copy kernel
 //! instead (`copy_kernel.rs`; `OMPTARGET_RS_CUDA_COPY_KERNEL`, on by default).
 //!
-//! This file holds the copies and their landing; `buffers.rs` the pinned buffers (and the rule
-//! by which they grow), `batch.rs` the batches of small copies, `copy_kernel.rs` the kernel
-//! that makes them, and `helpers.rs` the long-lived threads that share the host copies of
-//! large ones.
+//! This file holds the copies and their chunking; `landing.rs` the copies home from the
+//! device, `ahead.rs` the copies staged ahead of the caller's lock, `buffers.rs` the pinned
+//! buffers (and the rule by which they grow), `batch.rs` the batches of small copies,
+//! `copy_kernel.rs` the kernel that makes them, and `helpers.rs` the long-lived threads that
+//! share the host copies of large ones.
 
+mod ahead;
 mod batch;
 mod buffers;
 mod copy_kernel;
 mod helpers;
+mod landing;
 
 use crate::driver::{CUcontext, CUdeviceptr, CUstream, call};
 use batch::Batch;
 use buffers::{Pool, Slot};
 use cudarc::driver::sys;
 use helpers::Helpers;
+use landing::Landings;
 use omptarget_plugin::addr_map::AddrMap;
 use omptarget_plugin::contention::{Lock, Padded, Site};
 use omptarget_plugin::{Error, Result};
@@ -79,11 +83,14 @@ const RAMP: [usize; 6] = [
     512 << 10,
     512 << 10,
 ];
-const RAMP_BYTES: usize = 1792 << 10;
-/// Landed chunks of a large copy go home in pieces of this size, several threads per chunk:
-/// one thread copies ~5x slower than the DMA fills, so the last chunk's copy home (the only
-/// host work left after the DMA) is split too.
-const LAND_PIECE: usize = 256 << 10;
+const RAMP_BYTES: usize = {
+    let (mut sum, mut i) = (0, 0);
+    while i < RAMP.len() {
+        sum += RAMP[i];
+        i += 1;
+    }
+    sum
+};
 
 /// The number of chunks of a host → device copy of `size` bytes (above [`SMALL`]).
 fn chunks_to_device(size: usize) -> usize {
@@ -121,29 +128,6 @@ struct PerStream {
     /// A copy was queued straight from or to the program's host memory (not staged): the
     /// DMA reads or writes it until the stream completes ([`Staging::touches_host`]).
     direct: bool,
-}
-
-/// Device → host copies waiting to land, in issue order: each copy's chunks
-/// (`(destination, bytes, buffer)`) end at `chunks[copies[k].0]`; `copies[k].1`: each chunk's
-/// event was recorded after its DMA (large copies).
-#[derive(Default)]
-struct Landings {
-    chunks: Vec<(usize, usize, Slot)>,
-    copies: Vec<(usize, bool)>,
-}
-
-impl Landings {
-    fn push(&mut self, chunks: impl IntoIterator<Item = (usize, usize, Slot)>, evented: bool) {
-        self.chunks.extend(chunks);
-        self.copies.push((self.chunks.len(), evented));
-    }
-}
-
-thread_local! {
-    /// A host → device copy this thread staged ahead of its lock ([`Staging::prestage`]):
-    /// which staging, the program's range (begin, bytes), the filled buffer.
-    static PRESTAGED: std::cell::Cell<Option<(usize, usize, usize, Slot)>> =
-        const { std::cell::Cell::new(None) };
 }
 
 pub struct Staging {
@@ -250,78 +234,6 @@ impl Staging {
         self.limit > 0
     }
 
-    /// The copies worth staging ahead of the caller's lock ([`Staging::prestage`]): those of
-    /// one buffer (larger ones are pipelined, their fill overlapping their DMA; smaller ones
-    /// cost little to fill).
-    pub fn prestage_sizes(&self) -> (usize, usize) {
-        if self.enabled() {
-            (SMALL + 1, WHOLE)
-        } else {
-            (usize::MAX, 0)
-        }
-    }
-
-    /// Fills a buffer with `[src, src + size)` now, for this thread's next copy of that range
-    /// to the device ([`Staging::to_device`] takes it), when that copy would be staged.
-    pub fn prestage(&self, src: usize, size: usize) -> Result<bool> {
-        let (lo, hi) = self.prestage_sizes();
-        if size < lo
-            || size > hi
-            || self
-                .pageable_bytes
-                .load(Ordering::Relaxed)
-                .saturating_add(size)
-                <= STAGE_AFTER
-            || !crate::driver::is_pageable(src)
-        {
-            return Ok(false);
-        }
-        self.unstage();
-        let Some(slot) = self.take(size, size, true)? else {
-            return Ok(false);
-        };
-        copy_bytes(slot.buf, src, size);
-        PRESTAGED.set(Some((self.key(), src, size, slot)));
-        Ok(true)
-    }
-
-    /// Gives back this thread's prestaged buffer of this staging, if no copy took it.
-    pub fn unstage(&self) {
-        if let Some(p) = PRESTAGED.take() {
-            if p.0 == self.key() {
-                self.give_back([p.3]);
-            } else {
-                PRESTAGED.set(Some(p));
-            }
-        }
-    }
-
-    /// This thread's prestaged buffer for exactly `[src, src + size)`, taken.
-    fn prestaged(&self, src: usize, size: usize) -> Option<Slot> {
-        let p = PRESTAGED.take()?;
-        if p.0 == self.key() && p.1 == src && p.2 == size {
-            return Some(p.3);
-        }
-        PRESTAGED.set(Some(p));
-        None
-    }
-
-    /// Whether this thread staged `[src, src + size)` ahead (then it is pageable memory and
-    /// the copy is staged: the caller need not ask the driver again).
-    pub fn is_prestaged(&self, src: usize, size: usize) -> bool {
-        let Some(p) = PRESTAGED.take() else {
-            return false;
-        };
-        let hit = p.0 == self.key() && p.1 == src && p.2 == size;
-        PRESTAGED.set(Some(p));
-        hit
-    }
-
-    /// Which staging a prestaged buffer belongs to (one per device).
-    fn key(&self) -> usize {
-        std::ptr::from_ref(self) as usize
-    }
-
     /// Records that a copy on `stream` reads or writes the program's host memory directly
     /// (not through a staging buffer), until the stream completes.
     pub fn note_direct(&self, stream: usize) {
@@ -341,7 +253,7 @@ impl Staging {
             .streams
             .lock()
             .get(&stream)
-            .is_some_and(|ps| ps.direct || !ps.landings.copies.is_empty())
+            .is_some_and(|ps| ps.direct || !ps.landings.is_empty())
     }
 
     /// Whether a large copy of `size` bytes to or from pageable memory should be staged.
@@ -353,6 +265,14 @@ impl Staging {
     pub fn worth_it(&self, size: usize) -> bool {
         let before = self.pageable_bytes.fetch_add(size, Ordering::Relaxed);
         before.saturating_add(size) > STAGE_AFTER
+    }
+
+    /// [`Staging::worth_it`] without counting the copy (asked ahead of it).
+    fn would_stage(&self, size: usize) -> bool {
+        self.pageable_bytes
+            .load(Ordering::Relaxed)
+            .saturating_add(size)
+            > STAGE_AFTER
     }
 
     /// Runs `f(i)` for `i` in `0..n`, on up to `self.helpers` threads when `bytes` is large.
@@ -538,223 +458,15 @@ impl Staging {
         }
         result
     }
-
-    /// Lands `stream`'s staged copies in the order they were issued and frees its buffers.
-    /// `wait` waits for the whole stream and is called at most once, when a landing needs it
-    /// (`None`: the stream is known complete). Large copies land chunk by chunk as each
-    /// chunk's event completes, overlapping the rest of the stream.
-    pub fn finish(
-        &self,
-        stream: usize,
-        mut wait: Option<&mut dyn FnMut() -> Result<()>>,
-    ) -> Result<()> {
-        if wait.is_some() {
-            self.flush(stream)?;
-        }
-        // The stream's work is taken out; the emptied vectors go back afterwards.
-        let (mut landings, mut release) = {
-            let mut pending = self.shard(stream).streams.lock();
-            match pending.get_mut(&stream) {
-                Some(ps) => {
-                    // The stream's owner completes it now: its direct copies are over once
-                    // this returns (nobody else asks about this stream meanwhile).
-                    ps.direct = false;
-                    if ps.landings.copies.is_empty() && ps.release.is_empty() {
-                        drop(pending);
-                        return wait_once(&mut wait);
-                    }
-                    (
-                        std::mem::take(&mut ps.landings),
-                        std::mem::take(&mut ps.release),
-                    )
-                }
-                None => {
-                    drop(pending);
-                    return wait_once(&mut wait);
-                }
-            }
-        };
-        let mut result = self.land(&landings, &mut wait);
-        // Also after a failure: no buffer goes back while a copy may still fill it.
-        let waited = wait_once(&mut wait);
-        if result.is_ok() {
-            result = waited;
-        }
-        self.give_back(
-            landings
-                .chunks
-                .drain(..)
-                .map(|c| c.2)
-                .chain(release.drain(..)),
-        );
-        landings.copies.clear();
-        let mut pending = self.shard(stream).streams.lock();
-        if let Some(ps) = pending.get_mut(&stream)
-            && ps.landings.copies.is_empty()
-            && ps.release.is_empty()
-        {
-            ps.landings = landings;
-            ps.release = release;
-        }
-        result
-    }
-
-    /// Copies landed bytes home, copy by copy in issue order; `wait` (the whole stream) is
-    /// called at most once, before the first copy that has no events.
-    fn land(
-        &self,
-        landings: &Landings,
-        wait: &mut Option<&mut dyn FnMut() -> Result<()>>,
-    ) -> Result<()> {
-        let mut start = 0;
-        for &(end, evented) in &landings.copies {
-            let chunks = &landings.chunks[start..end];
-            start = end;
-            if !evented {
-                // Small: the stream is complete once waited for; one thread copies.
-                wait_once(wait)?;
-                for (dst, len, slot) in chunks {
-                    copy_bytes(*dst, slot.buf, *len);
-                }
-                continue;
-            }
-            // None: the stream is known complete (waited for, or found so by a query).
-            let known_done = wait.is_none();
-            let bytes = chunks.iter().map(|c| c.1).sum();
-            // Pieces per chunk: several when the copy is shared between threads.
-            let per = if bytes >= PARALLEL_MIN {
-                chunks
-                    .iter()
-                    .map(|c| c.1.div_ceil(LAND_PIECE))
-                    .max()
-                    .unwrap_or(1)
-            } else {
-                1
-            };
-            self.parallel(chunks.len() * per, bytes, |i| {
-                let (dst, len, slot) = &chunks[i / per];
-                let (off, piece) = if per == 1 {
-                    (0, *len)
-                } else {
-                    let off = (i % per) * LAND_PIECE;
-                    (off, LAND_PIECE.min(len.saturating_sub(off)))
-                };
-                if piece == 0 {
-                    return Ok(());
-                }
-                if !known_done {
-                    // SAFETY: waits for a live event.
-                    call("cuEventSynchronize", || unsafe {
-                        sys::cuEventSynchronize(slot.event as sys::CUevent)
-                    })?;
-                }
-                copy_bytes(dst + off, slot.buf + off, piece);
-                Ok(())
-            })?;
-        }
-        Ok(())
-    }
-}
-
-/// Waits for the stream unless that was done already (`wait` is then `None`).
-fn wait_once(wait: &mut Option<&mut dyn FnMut() -> Result<()>>) -> Result<()> {
-    match wait.take() {
-        Some(w) => w(),
-        None => Ok(()),
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// Small copies out of the device land in issue order (a later copy to the same bytes
-    /// wins), after one wait for the stream; the buffers go back; the stream's vectors keep
-    /// their capacity for the next construct. (No CUDA call: non-evented copies only.)
-    #[test]
-    fn landings_arrive_in_order_after_one_wait_and_keep_their_capacity() {
-        let st = Staging::new(std::ptr::null_mut(), 0, 0, 1, true, true);
-        let mut bufs = [[1u8; 4], [2u8; 4], [3u8; 4]];
-        let mut home = [0u8; 6];
-        let stream = 7;
-        for round in 0..2 {
-            {
-                let mut pending = st.shard(stream).streams.lock();
-                let ps = pending.entry(stream).or_default();
-                for (k, b) in bufs.iter_mut().enumerate() {
-                    let slot = Slot {
-                        buf: b.as_mut_ptr() as usize,
-                        class: 0,
-                        event: 0,
-                    };
-                    // Copies 0 and 1 write home[0..4], copy 2 home[2..6].
-                    let at = if k == 2 { 2 } else { 0 };
-                    ps.landings
-                        .push([(home.as_mut_ptr() as usize + at, 4, slot)], false);
-                }
-            }
-            let mut waits = 0;
-            let mut wait = || {
-                waits += 1;
-                Ok(())
-            };
-            st.finish(stream, Some(&mut wait)).unwrap();
-            assert_eq!(waits, 1, "round {round}");
-            assert_eq!(home, [2, 2, 3, 3, 3, 3], "round {round}");
-            let pending = st.shard(stream).streams.lock();
-            let ps = &pending[&stream];
-            assert!(ps.landings.copies.is_empty() && ps.landings.chunks.is_empty());
-            assert!(ps.landings.chunks.capacity() >= 3, "capacity kept");
-            drop(pending);
-            // The buffers went back to the pool (reused, not freed: they are not CUDA's here).
-            st.pool.lock().free[0].clear();
-            home = [0; 6];
-        }
-        // Nothing pending: finish only waits.
-        let mut waits = 0;
-        let mut wait = || {
-            waits += 1;
-            Ok(())
-        };
-        st.finish(stream, Some(&mut wait)).unwrap();
-        assert_eq!(waits, 1);
-    }
-
-    /// A large copy's chunks land in pieces shared by several threads: every byte once, in
-    /// its place, the last chunk shorter than the others.
-    #[test]
-    fn large_landings_go_home_in_pieces() {
-        let st = Staging::new(std::ptr::null_mut(), 0, 0, 4, true, true);
-        let size = PARALLEL_MIN + CHUNK / 2 + 3;
-        let src: Vec<u8> = (0..size).map(|i| (i * 7 % 251) as u8).collect();
-        let mut bufs: Vec<Vec<u8>> = src.chunks(CHUNK).map(|c| c.to_vec()).collect();
-        let mut home = vec![0u8; size];
-        let stream = 9;
-        {
-            let mut pending = st.shard(stream).streams.lock();
-            let ps = pending.entry(stream).or_default();
-            let chunks = bufs.iter_mut().enumerate().map(|(k, b)| {
-                let slot = Slot {
-                    buf: b.as_mut_ptr() as usize,
-                    class: 0,
-                    event: 0,
-                };
-                (home.as_mut_ptr() as usize + k * CHUNK, b.len(), slot)
-            });
-            ps.landings.push(chunks.collect::<Vec<_>>(), true);
-        }
-        // Known complete: no event is asked.
-        st.finish(stream, None).unwrap();
-        assert!(home == src, "every byte landed in its place");
-        st.pool.lock().free[0].clear();
-    }
-
-    /// Streams are driver pointers, a few dozen bytes to kilobytes apart: 128 of them (the
-    /// queues of 128 threads) must not pile into a few shards, and a stream keeps its shard.
     #[test]
     fn chunks_to_the_device_cover_the_copy_once_in_order() {
         const { assert!(RAMP_BYTES == 1792 << 10 && RAMP_BYTES < WHOLE) };
-        assert_eq!(RAMP.iter().sum::<usize>(), RAMP_BYTES);
         for size in [
             SMALL + 1,
             WHOLE,
@@ -778,6 +490,8 @@ mod tests {
         assert_eq!(chunks_to_device(WHOLE), 1);
     }
 
+    /// Streams are driver pointers, a few dozen bytes to kilobytes apart: 128 of them (the
+    /// queues of 128 threads) must not pile into a few shards, and a stream keeps its shard.
     #[test]
     fn streams_spread_over_the_shards() {
         for stride in [0x40usize, 0x100, 0x1000, 0x10_0000] {

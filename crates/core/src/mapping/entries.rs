@@ -162,23 +162,9 @@ impl Entries {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mapping::RefCount;
 
     fn entry(begin: usize) -> Entry {
-        Entry {
-            host_base: begin,
-            host_begin: begin,
-            host_end: begin + 8,
-            tgt_alloc: begin + 1,
-            tgt_begin: begin + 1,
-            dyn_refs: RefCount::Finite(1),
-            hold_refs: 0,
-            owns_allocation: true,
-            name: None,
-            shadows: Vec::new(),
-            pending: None,
-            users: 0,
-        }
+        Entry::for_tests(begin, 8)
     }
 
     /// Random insertions and removals across both bounds, checked against a B-tree map after

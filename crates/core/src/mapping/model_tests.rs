@@ -2,7 +2,7 @@
 //! model. The model records, for every host byte, which mapping owns it; the table must agree
 //! with it on every lookup, and entries must never overlap.
 
-use super::{Entry, MappingTable, RefCount};
+use super::{Entry, MappingTable};
 use std::collections::HashMap;
 
 /// xorshift64*: deterministic, so a failing seed can be replayed.
@@ -74,20 +74,7 @@ fn run_sequence(seed: u64, steps: usize) {
                     table.get_mut(id).unwrap().add_ref(false);
                     model.maps.get_mut(&id).unwrap().1 += 1;
                 } else {
-                    table.insert(Entry {
-                        host_base: begin,
-                        host_begin: begin,
-                        host_end: begin + size,
-                        tgt_alloc: 0x10_0000 + begin,
-                        tgt_begin: 0x10_0000 + begin,
-                        dyn_refs: RefCount::Finite(1),
-                        hold_refs: 0,
-                        owns_allocation: true,
-                        name: None,
-                        shadows: Vec::new(),
-                        pending: None,
-                        users: 0,
-                    });
+                    table.insert(Entry::for_tests(begin, size));
                     model.maps.insert(begin, (begin + size, 1));
                     for o in &mut model.owner[begin..begin + size] {
                         *o = Some(begin);

@@ -65,6 +65,26 @@ pub struct ShadowPointer {
 }
 
 impl Entry {
+    /// An entry of `size` bytes at `begin` with one dynamic reference, its device copy at
+    /// `0x9000_0000 + begin` (the mapping module's tests).
+    #[cfg(test)]
+    pub(crate) fn for_tests(begin: usize, size: usize) -> Entry {
+        Entry {
+            host_base: begin,
+            host_begin: begin,
+            host_end: begin + size,
+            tgt_alloc: 0x9000_0000 + begin,
+            tgt_begin: 0x9000_0000 + begin,
+            dyn_refs: RefCount::Finite(1),
+            hold_refs: 0,
+            owns_allocation: true,
+            name: None,
+            shadows: Vec::new(),
+            pending: None,
+            users: 0,
+        }
+    }
+
     pub fn size(&self) -> usize {
         self.host_end - self.host_begin
     }
@@ -202,16 +222,6 @@ impl MappingTable {
         self.entries.iter().map(|(_, e)| e)
     }
 
-    /// The last entry beginning at or before `begin`.
-    fn at_or_before(&self, begin: usize) -> Option<&Entry> {
-        self.entries.at_or_before(begin)
-    }
-
-    /// The first entry beginning after `begin`.
-    fn after(&self, begin: usize) -> Option<&Entry> {
-        self.entries.after(begin)
-    }
-
     /// Classifies `[begin, begin + size)` against the table, the way OpenMP's map rules need:
     /// a zero-size interval is "contained" when it lies in an entry (or between an entry's base
     /// and its end, for pointers into a partly mapped struct).
@@ -220,7 +230,7 @@ impl MappingTable {
         let end = begin.saturating_add(size);
         // The last entry starting at or before `begin`; the first starting after it only
         // when that one does not answer.
-        let left = self.at_or_before(begin);
+        let left = self.entries.at_or_before(begin);
         if size == 0 {
             if let Some(e) = left {
                 result.entry = Some(e.host_begin);
@@ -230,7 +240,7 @@ impl MappingTable {
                     begin < e.host_end || begin < e.host_base || e.host_begin == begin;
             }
             if !result.contained
-                && let Some(e) = self.after(begin)
+                && let Some(e) = self.entries.after(begin)
             {
                 result.entry = Some(e.host_begin);
                 result.contained = begin >= e.host_base;
@@ -250,7 +260,7 @@ impl MappingTable {
             result.extends_after = end > e.host_end;
         }
         if result.entry.is_none()
-            && let Some(e) = self.after(begin)
+            && let Some(e) = self.entries.after(begin)
             && end > e.host_begin
         {
             result.entry = Some(e.host_begin);
@@ -266,7 +276,7 @@ impl MappingTable {
     /// entry after `begin`, else the last one before; for an empty one the last entry at or
     /// before `begin` when `begin` lies under it, else the first after, else the last before.
     pub fn lookup_for_trace(&self, begin: usize, size: usize) -> Option<&Entry> {
-        let left = self.at_or_before(begin);
+        let left = self.entries.at_or_before(begin);
         let left_holds = left.is_some_and(|e| {
             if size == 0 {
                 begin < e.host_end || begin < e.host_base
@@ -277,7 +287,7 @@ impl MappingTable {
         if left_holds {
             return left;
         }
-        self.after(begin).or(left)
+        self.entries.after(begin).or(left)
     }
 
     /// The id of the entry that holds all of `[begin, begin + size)`, if one does.
@@ -343,20 +353,7 @@ mod tests {
     use super::*;
 
     fn entry(begin: usize, size: usize) -> Entry {
-        Entry {
-            host_base: begin,
-            host_begin: begin,
-            host_end: begin + size,
-            tgt_alloc: 0x9000_0000 + begin,
-            tgt_begin: 0x9000_0000 + begin,
-            dyn_refs: RefCount::Finite(1),
-            hold_refs: 0,
-            owns_allocation: true,
-            name: None,
-            shadows: Vec::new(),
-            pending: None,
-            users: 0,
-        }
+        Entry::for_tests(begin, size)
     }
 
     #[test]

@@ -2,14 +2,13 @@
 //! table and device memory as they were.
 
 use omptarget_core::MapArgs;
-use omptarget_core::image::OffloadEntry;
 use omptarget_core::ops::map_type as mt;
 use omptarget_core::{AsyncInfo, Config, Device, Error, NoHostRuntime, Runtime};
-use omptarget_plugin_mock::{MAGIC, MockPlugin, MockState};
+use omptarget_plugin_mock::{MockPlugin, MockState};
 use std::sync::Arc;
 
 mod common;
-use common::{addr, leak, with_args};
+use common::{addr, register_image, with_args};
 
 /// A runtime over one mock device of the given model with one registered binary (a kernel
 /// `inc` that adds 1 to the i32 its first argument points at).
@@ -26,14 +25,7 @@ fn fixture(stream_ordered: bool, asynchronous: bool) -> Fixture {
         vec![Arc::new(plugin)],
         Box::new(NoHostRuntime),
     );
-    let entries = vec![OffloadEntry {
-        addr: addr(leak(0u8)),
-        name: c"inc",
-        size: 0,
-        flags: 0,
-        data: 0,
-    }];
-    rt.register(addr(leak(0u64)), &[MAGIC], entries);
+    register_image(&rt, c"inc");
     rt.device(0).expect("the mock device loads");
     Fixture { rt, state }
 }

@@ -4,17 +4,16 @@
 //! and everything else that could see their work completes them first. Driven through the
 //! mock's stream-ordered, asynchronous model, whose log shows every synchronisation.
 
-use omptarget_core::image::OffloadEntry;
 use omptarget_core::ops::map_type as mt;
 use omptarget_core::plugin::LaunchConfig;
 use omptarget_core::trace::SourceLoc;
 use omptarget_core::{Config, NoHostRuntime, Runtime};
-use omptarget_plugin_mock::{MAGIC, MockPlugin, MockState, Op, OpKind};
+use omptarget_plugin_mock::{MockPlugin, MockState, Op, OpKind};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 mod common;
-use common::{addr, leak, with_args};
+use common::{addr, register_image, with_args};
 
 struct Fixture {
     rt: Runtime,
@@ -31,16 +30,7 @@ fn fixture(config: Config) -> Fixture {
         mem.write_i32(args[0], v + 1).expect("writable");
     });
     let rt = Runtime::new(config, vec![Arc::new(plugin)], Box::new(NoHostRuntime));
-    let region = leak(0u8) as *const u8 as usize;
-    let entries = vec![OffloadEntry {
-        addr: region,
-        name: c"inc",
-        size: 0,
-        flags: 0,
-        data: 0,
-    }];
-    let key = leak(1u64) as *const u64 as usize;
-    rt.register(key, &[MAGIC], entries);
+    let (key, region) = register_image(&rt, c"inc");
     let fx = Fixture {
         rt,
         state,

@@ -5,11 +5,14 @@
 use omptarget_core::image::OffloadEntry;
 use omptarget_core::interop::{InteropKind, PropertyType, Rc, Value};
 use omptarget_core::ops::map_type as mt;
-use omptarget_core::{Config, Error, MapArgs, NoHostRuntime, Runtime};
+use omptarget_core::{Config, Error, NoHostRuntime, Runtime};
 use omptarget_plugin::QueueId;
 use omptarget_plugin_mock::{MAGIC, MockPlugin, MockState, Op};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+
+mod common;
+use common::with_args;
 
 fn leak<T>(v: T) -> &'static T {
     Box::leak(Box::new(v))
@@ -37,25 +40,20 @@ fn runtime(foreign: bool) -> (Runtime, Arc<MockState>) {
 
 fn data(rt: &Runtime, host: &mut [i32], enter: bool) {
     let dev = rt.device(0).unwrap();
-    let mut bases = vec![host.as_mut_ptr() as usize];
-    let begins = bases.clone();
-    let sizes = vec![std::mem::size_of_val(host) as i64];
-    let types = vec![(mt::TO | mt::FROM) as i64];
-    let mut args = MapArgs {
-        bases: &mut bases,
-        begins: &begins,
-        sizes: &sizes,
-        types: &types,
-        names: None,
-        mappers: None,
-    };
-    let mut ai = rt.async_info(&dev);
-    let r = if enter {
-        rt.data_begin(&dev, &mut args, &mut ai)
-    } else {
-        rt.data_end(&dev, &args, &mut ai)
-    };
-    ai.synchronize().and(r).unwrap();
+    let item = (
+        host.as_mut_ptr() as usize,
+        std::mem::size_of_val(host) as i64,
+        mt::TO | mt::FROM,
+    );
+    with_args(&[item], |args| {
+        let mut ai = rt.async_info(&dev);
+        let r = if enter {
+            rt.data_begin(&dev, args, &mut ai)
+        } else {
+            rt.data_end(&dev, args, &mut ai)
+        };
+        ai.synchronize().and(r).unwrap();
+    })
 }
 
 #[test]

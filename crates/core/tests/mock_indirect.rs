@@ -5,9 +5,12 @@ use omptarget_core::image::OffloadEntry;
 use omptarget_core::ops::map_type as mt;
 use omptarget_core::plugin::LaunchConfig;
 use omptarget_core::trace::SourceLoc;
-use omptarget_core::{Config, MapArgs, NoHostRuntime, Runtime};
+use omptarget_core::{Config, NoHostRuntime, Runtime};
 use omptarget_plugin_mock::{MAGIC, MockPlugin, Op};
 use std::sync::{Arc, Mutex};
+
+mod common;
+use common::with_args;
 
 fn leak<T>(v: T) -> &'static T {
     Box::leak(Box::new(v))
@@ -73,32 +76,19 @@ fn indirect_functions_map_to_their_device_functions() {
 
     // A region gets three function pointers as clang passes them: zero-length maps.
     let dev = rt.device(0).unwrap();
-    let mut bases = vec![host_hi, host_lo, plain];
-    let begins = bases.clone();
-    let sizes = vec![0i64; 3];
-    let types = vec![mt::TARGET_PARAM as i64; 3];
-    let mut args = MapArgs {
-        bases: &mut bases,
-        begins: &begins,
-        sizes: &sizes,
-        types: &types,
-        names: None,
-        mappers: None,
-    };
-    let mut ai = rt.async_info(&dev);
-    let config = LaunchConfig {
-        version: 3,
-        ..Default::default()
-    };
-    let r = rt.target(
-        &dev,
-        region,
-        &mut args,
-        &config,
-        &SourceLoc::default(),
-        &mut ai,
-    );
-    ai.synchronize().and(r).unwrap();
+    let items: Vec<_> = [host_hi, host_lo, plain]
+        .iter()
+        .map(|&f| (f, 0, mt::TARGET_PARAM))
+        .collect();
+    with_args(&items, |args| {
+        let mut ai = rt.async_info(&dev);
+        let config = LaunchConfig {
+            version: 3,
+            ..Default::default()
+        };
+        let r = rt.target(&dev, region, args, &config, &SourceLoc::default(), &mut ai);
+        ai.synchronize().and(r).unwrap();
+    });
     assert_eq!(
         *seen.lock().unwrap(),
         vec![dev_hi, dev_lo, plain],

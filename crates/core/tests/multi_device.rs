@@ -7,10 +7,13 @@ use omptarget_core::image::OffloadEntry;
 use omptarget_core::ops::map_type as mt;
 use omptarget_core::plugin::{AllocKind, CopyKind, LaunchConfig};
 use omptarget_core::trace::SourceLoc;
-use omptarget_core::{MapArgs, NoHostRuntime, Runtime};
+use omptarget_core::{NoHostRuntime, Runtime};
 use omptarget_plugin_mock::{MAGIC, MockPlugin, MockState, Op};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+
+mod common;
+use common::with_args;
 
 fn leak<T>(v: T) -> &'static T {
     Box::leak(Box::new(v))
@@ -168,31 +171,17 @@ fn threads_running_constructs_on_different_devices_use_each_device_alone() {
                 let mut x: i32 = 100 * dev as i32;
                 let d = rt.device(dev).expect("device");
                 for _ in 0..50 {
-                    let mut bases = vec![&raw mut x as usize];
-                    let begins = bases.clone();
-                    let sizes = vec![4i64];
-                    let types = vec![(mt::TO | mt::FROM | mt::TARGET_PARAM) as i64];
-                    let mut args = MapArgs {
-                        bases: &mut bases,
-                        begins: &begins,
-                        sizes: &sizes,
-                        types: &types,
-                        names: None,
-                        mappers: None,
-                    };
-                    let mut ai = rt.async_info(&d);
-                    let r = rt.target(
-                        &d,
-                        region,
-                        &mut args,
-                        &LaunchConfig {
+                    let item = (&raw mut x as usize, 4, mt::TO | mt::FROM | mt::TARGET_PARAM);
+                    with_args(&[item], |args| {
+                        let mut ai = rt.async_info(&d);
+                        let config = LaunchConfig {
                             version: 3,
                             ..LaunchConfig::default()
-                        },
-                        &SourceLoc::default(),
-                        &mut ai,
-                    );
-                    ai.synchronize().and(r).expect("region");
+                        };
+                        let r =
+                            rt.target(&d, region, args, &config, &SourceLoc::default(), &mut ai);
+                        ai.synchronize().and(r).expect("region");
+                    });
                 }
                 assert_eq!(x, 100 * dev as i32 + 50);
             });

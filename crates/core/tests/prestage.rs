@@ -3,15 +3,14 @@
 //! it, and what no copy used is given back. Driven through the mock's prestage model, which
 //! keeps the bytes as they were when staged and counts prestages and their uses.
 
-use omptarget_core::image::OffloadEntry;
 use omptarget_core::ops::map_type as mt;
 use omptarget_core::{Config, NoHostRuntime, Runtime};
-use omptarget_plugin_mock::{MAGIC, MockPlugin, MockState, OpKind};
+use omptarget_plugin_mock::{MockPlugin, MockState, OpKind};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 mod common;
-use common::{addr, leak, with_args};
+use common::{addr, leak, register_image, with_args};
 
 fn fixture() -> (Runtime, Arc<MockState>, usize) {
     let plugin = MockPlugin::new(1, false, false);
@@ -22,15 +21,7 @@ fn fixture() -> (Runtime, Arc<MockState>, usize) {
         vec![Arc::new(plugin)],
         Box::new(NoHostRuntime),
     );
-    let entries = vec![OffloadEntry {
-        addr: addr(leak(0u8)),
-        name: c"k",
-        size: 0,
-        flags: 0,
-        data: 0,
-    }];
-    let key = addr(leak(1u64));
-    rt.register(key, &[MAGIC], entries);
+    let (key, _) = register_image(&rt, c"k");
     (rt, state, key)
 }
 

@@ -10,9 +10,12 @@ use omptarget_core::plugin::LaunchConfig;
 use omptarget_core::tools::ConstructKind;
 use omptarget_core::tools::profile::Profiler;
 use omptarget_core::trace::SourceLoc;
-use omptarget_core::{Config, MapArgs, NoHostRuntime, Runtime};
+use omptarget_core::{Config, NoHostRuntime, Runtime};
 use omptarget_plugin_mock::{MAGIC, MockPlugin, MockState, cost};
 use std::sync::Arc;
+
+mod common;
+use common::with_args;
 
 fn leak<T>(v: T) -> &'static T {
     Box::leak(Box::new(v))
@@ -56,41 +59,36 @@ fn setup(granularity_us: u64) -> (Runtime, Arc<MockState>, Arc<Profiler>, usize)
 /// `target map(tofrom: x)` at prof.c:42, as the C boundary runs it.
 fn region(rt: &Runtime, host_ptr: usize, x: &mut i32) {
     let dev = rt.device(0).unwrap();
-    let mut bases = vec![x as *mut i32 as usize];
-    let begins = bases.clone();
-    let sizes = vec![4i64];
-    let types = vec![(mt::TO | mt::FROM | mt::TARGET_PARAM) as i64];
-    let mut args = MapArgs {
-        bases: &mut bases,
-        begins: &begins,
-        sizes: &sizes,
-        types: &types,
-        names: None,
-        mappers: None,
-    };
-    let mut ai = rt.async_info(&dev);
-    let r = rt.begin_construct_at(
-        &mut ai,
-        ConstructKind::Target,
-        false,
-        0xc0de,
-        LOC.as_ptr() as usize,
+    let item = (
+        x as *mut i32 as usize,
+        4,
+        mt::TO | mt::FROM | mt::TARGET_PARAM,
     );
-    let config = LaunchConfig {
-        version: 3,
-        num_teams: [u32::MAX, 0, 0],
-        ..Default::default()
-    };
-    let res = rt.target(
-        &dev,
-        host_ptr,
-        &mut args,
-        &config,
-        &SourceLoc::default(),
-        &mut ai,
-    );
-    ai.synchronize().and(res).unwrap();
-    rt.end_construct(r);
+    with_args(&[item], |args| {
+        let mut ai = rt.async_info(&dev);
+        let r = rt.begin_construct_at(
+            &mut ai,
+            ConstructKind::Target,
+            false,
+            0xc0de,
+            LOC.as_ptr() as usize,
+        );
+        let config = LaunchConfig {
+            version: 3,
+            num_teams: [u32::MAX, 0, 0],
+            ..Default::default()
+        };
+        let res = rt.target(
+            &dev,
+            host_ptr,
+            args,
+            &config,
+            &SourceLoc::default(),
+            &mut ai,
+        );
+        ai.synchronize().and(res).unwrap();
+        rt.end_construct(r);
+    })
 }
 
 /// The `"name":` values of the trace's events, in order.

@@ -9,9 +9,12 @@ use omptarget_core::tools::{
     ApiCall, ConstructKind, DataOp, DeviceLoad, Endpoint, Region, Submit, Subscriber, TraceRecord,
 };
 use omptarget_core::trace::SourceLoc;
-use omptarget_core::{Config, Device, MapArgs, NoHostRuntime, Runtime};
+use omptarget_core::{Config, Device, NoHostRuntime, Runtime};
 use omptarget_plugin_mock::{MAGIC, MockPlugin, MockState, Op};
 use std::sync::{Arc, Mutex};
+
+mod common;
+use common::with_args;
 
 fn leak<T>(v: T) -> &'static T {
     Box::leak(Box::new(v))
@@ -149,22 +152,6 @@ fn fixture(stream_ordered: bool, asynchronous: bool, trace: bool) -> Fixture {
         key,
         region,
     }
-}
-
-fn with_args<R>(items: &[(usize, i64, u64)], f: impl FnOnce(&mut MapArgs<'_>) -> R) -> R {
-    let mut bases: Vec<usize> = items.iter().map(|i| i.0).collect();
-    let begins = bases.clone();
-    let sizes: Vec<i64> = items.iter().map(|i| i.1).collect();
-    let types: Vec<i64> = items.iter().map(|i| i.2 as i64).collect();
-    let mut args = MapArgs {
-        bases: &mut bases,
-        begins: &begins,
-        sizes: &sizes,
-        types: &types,
-        names: None,
-        mappers: None,
-    };
-    f(&mut args)
 }
 
 /// A blocking target region with `inc` on device 0, as the C boundary runs it.

@@ -2,7 +2,9 @@
 //! uses every helper.
 #![allow(dead_code)]
 
-use omptarget_core::MapArgs;
+use omptarget_core::image::OffloadEntry;
+use omptarget_core::{MapArgs, Runtime};
+use omptarget_plugin_mock::MAGIC;
 
 /// A value that lives for the rest of the test process (an address the runtime may keep).
 pub fn leak<T>(v: T) -> &'static T {
@@ -30,4 +32,20 @@ pub fn with_args<R>(items: &[(usize, i64, u64)], f: impl FnOnce(&mut MapArgs<'_>
         mappers: None,
     };
     f(&mut args)
+}
+
+/// Registers a mock image with one entry named `name` (a kernel the test gives the mock):
+/// returns the image's key (for `unregister`) and the entry's host address (a region's id).
+pub fn register_image(rt: &Runtime, name: &'static std::ffi::CStr) -> (usize, usize) {
+    let region = addr(leak(0u8));
+    let entries = vec![OffloadEntry {
+        addr: region,
+        name,
+        size: 0,
+        flags: 0,
+        data: 0,
+    }];
+    let key = addr(leak(1u64));
+    rt.register(key, &[MAGIC], entries);
+    (key, region)
 }

@@ -36,9 +36,14 @@ impl Staging {
             return Ok(false);
         }
         self.unstage();
-        let Some(slot) = self.take(size, size, true)? else {
+        let (piece, Some(slot)) = self.take_whole(size)? else {
             return Ok(false);
         };
+        if piece != size {
+            // Only a whole buffer is staged ahead; the copy takes the pieces itself.
+            self.give_back([slot]);
+            return Ok(false);
+        }
         copy_bytes(slot.buf, src, size);
         PRESTAGED.set(Some((self.key(), src, size, slot)));
         Ok(true)

@@ -83,7 +83,14 @@ impl Staging {
     /// A buffer of at least `size` bytes for (a chunk of) a copy of `copy` bytes, or `None`
     /// past the limit (or, for a copy over [`UNASKED`], past the growth [`allowance`]). With
     /// `evented`, one whose event exists, reusing buffers in flight once their event completed.
-    pub(super) fn take(&self, size: usize, copy: usize, evented: bool) -> Result<Option<Slot>> {
+    /// With `wait`, at the limit it waits for the oldest buffer of the size in flight.
+    pub(super) fn take(
+        &self,
+        size: usize,
+        copy: usize,
+        evented: bool,
+        wait: bool,
+    ) -> Result<Option<Slot>> {
         let class = class_of(size);
         let limit = allowance(
             self.limit,
@@ -107,7 +114,11 @@ impl Staging {
             } else if pool.bytes + class_size(class) <= limit {
                 pool.bytes += class_size(class);
                 None
-            } else if let Some(i) = pool.in_flight.iter().position(|s| s.class == class) {
+            } else if let Some(i) = pool
+                .in_flight
+                .iter()
+                .position(|s| wait && s.class == class)
+            {
                 // At the limit: wait for the oldest buffer of this size in flight.
                 let s = pool.in_flight.remove(i);
                 drop(pool);

@@ -488,21 +488,32 @@ impl Constructs<'_> {
         );
         let tgt = e.tgt_ptr(begin);
         let always = ty & mt::ALWAYS != 0;
-        if result.is_ok() && ty & mt::FROM != 0 && (always || is_last) && size != 0 {
+        let copy_back = result.is_ok() && ty & mt::FROM != 0 && (always || is_last) && size != 0;
+        // Pointers inside the copied range keep their host values.
+        let mut shadows = Vec::new();
+        if copy_back {
             trace::transfer(info, dev.id, false, begin, tgt, size, e.name);
+            shadows.extend(e.shadows.iter().map(|s| (s.host_addr, s.host_value)));
+        }
+        let retire = update_ref && (is_last || ai.retiring(id));
+        // The copy back is queued after the table is unlocked (the driver's call can take
+        // hundreds of microseconds when many threads submit at once, and other threads' items
+        // would wait for it). That is safe: the entry stays in the table, its memory
+        // unfreed (this construct is one of its users), until the construct has issued all
+        // its work (`retire_issued`); this queue's order after the entry's pending transfer
+        // was queued above; and a copy back orders nothing for other queues (only a copy to
+        // the device marks the entry pending).
+        drop(table);
+        if copy_back {
             result = ai.copy(dev, CopyKind::DeviceToHost, begin, tgt, size);
             if result.is_ok() {
-                // Pointers inside the copied range keep their host values.
-                let e = table.get(id).expect("live entry");
-                ai.restores
-                    .extend(e.shadows.iter().map(|s| (s.host_addr, s.host_value)));
+                ai.restores.extend(shadows);
             }
         }
         // A struct member, which holds no reference, never removes its struct's entry (the item
         // that releases the last reference does, and LLVM's "Removing map entry" line gives
         // that item's size).
-        if update_ref && (is_last || ai.retiring(id)) {
-            drop(table);
+        if retire {
             ai.retire(id, size)?;
         }
         result

@@ -273,6 +273,10 @@ impl Device for MockDevice {
                 mem.with_bytes(dst, size, |d| d.copy_from_slice(&from))?;
             }
             CopyKind::DeviceToHost => {
+                let hook = lock(&self.state.on_copy_from_device).clone();
+                if let Some(hook) = hook {
+                    hook();
+                }
                 let bytes = mem.with_bytes(src, size, |s| s.to_vec())?;
                 Self::host_bytes(dst, size).copy_from_slice(&bytes);
             }

@@ -74,7 +74,13 @@ pub struct MockState {
     /// Prestages made, and those a copy used.
     pub prestages: AtomicUsize,
     pub prestages_used: AtomicUsize,
+    /// Called at the start of every copy from the device (tests use it to act while the
+    /// runtime is inside the copy, e.g. to see which of its locks are held).
+    pub on_copy_from_device: Mutex<Option<CopyHook>>,
 }
+
+/// A hook run inside a copy from the device ([`MockState::on_copy_from_device`]).
+pub type CopyHook = Arc<dyn Fn() + Send + Sync>;
 
 /// A copy staged ahead: the host range (begin, bytes) and its bytes when staged.
 pub(crate) type Prestaged = (usize, usize, Vec<u8>);
@@ -113,6 +119,7 @@ impl MockState {
             prestaged: Mutex::new(HashMap::new()),
             prestages: AtomicUsize::new(0),
             prestages_used: AtomicUsize::new(0),
+            on_copy_from_device: Mutex::new(None),
         }
     }
     /// Buffers staged ahead and not given back yet (by any thread).

@@ -1,0 +1,77 @@
+//! A construct's copy back to the host is queued after the mapping table is unlocked: the
+//! driver's call can take hundreds of microseconds when many threads submit at once (CUDA,
+//! 32 concurrent `nowait` regions: ~0.7 ms per `cuMemcpyDtoHAsync`), and every other thread's
+//! mapping waited for it. The mock's copy hook maps another array from a second thread while
+//! the first is inside its copy back; with the copy under the lock that mapping cannot finish.
+
+use omptarget_core::ops::map_type as mt;
+use omptarget_core::{Config, NoHostRuntime, Runtime};
+use omptarget_plugin_mock::MockPlugin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::Duration;
+
+mod common;
+use common::{addr, leak, register_image, with_args};
+
+fn construct(rt: &Runtime, enter: bool, items: &[(usize, i64, u64)]) -> Result<(), String> {
+    let dev = rt.device(0).map_err(|e| e.to_string())?;
+    with_args(items, |args| {
+        let mut ai = rt.async_info(&dev);
+        let r = if enter {
+            rt.data_begin(&dev, args, &mut ai)
+        } else {
+            rt.data_end(&dev, args, &mut ai)
+        };
+        let done = ai.synchronize();
+        r.and(done).map_err(|e| e.to_string())
+    })
+}
+
+#[test]
+fn other_threads_map_while_a_copy_back_is_queued() {
+    for (stream_ordered, asynchronous) in [(true, true), (false, false)] {
+        let plugin = MockPlugin::new(1, stream_ordered, asynchronous);
+        let state = plugin.state.clone();
+        let rt = Arc::new(Runtime::new(
+            Config::default(),
+            vec![Arc::new(plugin)],
+            Box::new(NoHostRuntime),
+        ));
+        register_image(&rt, c"k");
+        let x = addr(leak([3u8; 64]));
+        let y = addr(leak([5u8; 64]));
+        construct(&rt, true, &[(x, 64, mt::TO)]).unwrap();
+
+        // Inside x's copy back: another thread maps y, and this one waits (bounded) for it.
+        let outcome: Arc<Mutex<Option<Result<(), String>>>> = Arc::default();
+        let hooks = Arc::new(AtomicUsize::new(0));
+        let (rt2, outcome2, hooks2) = (rt.clone(), outcome.clone(), hooks.clone());
+        *state.on_copy_from_device.lock().unwrap() = Some(Arc::new(move || {
+            hooks2.fetch_add(1, Ordering::SeqCst);
+            let (tx, rx) = mpsc::channel();
+            let rt = rt2.clone();
+            std::thread::spawn(move || {
+                tx.send(construct(&rt, true, &[(y, 64, mt::TO)])).ok();
+            });
+            let r = rx
+                .recv_timeout(Duration::from_secs(10))
+                .unwrap_or_else(|_| Err("blocked: the table was locked".into()));
+            *outcome2.lock().unwrap() = Some(r);
+        }));
+        construct(&rt, false, &[(x, 64, mt::FROM)]).unwrap();
+        *state.on_copy_from_device.lock().unwrap() = None;
+
+        assert_eq!(hooks.load(Ordering::SeqCst), 1, "one copy back");
+        assert_eq!(
+            outcome.lock().unwrap().take(),
+            Some(Ok(())),
+            "stream-ordered {stream_ordered}: the other thread's mapping finished during the copy back"
+        );
+        let dev = rt.device(0).unwrap();
+        assert!(rt.mapped_ptr(&dev, x).is_none(), "x was unmapped");
+        assert!(rt.mapped_ptr(&dev, y).is_some(), "y is mapped");
+        construct(&rt, false, &[(y, 64, mt::DELETE)]).unwrap();
+        assert!(rt.mapped_ptr(&dev, y).is_none());
+    }
+}

@@ -23,9 +23,10 @@ const MIN_ALLOWANCE: usize = 256 << 20;
 /// See [`allowance`].
 const REPEATS: usize = 8;
 
-/// The pinned bytes (at most `limit`) that a copy of `copy` bytes may grow the buffers to,
-/// once `moved` bytes of large pageable copies (this one included) have gone to or from the
-/// device.
+/// The pinned bytes (at most `limit`) that a copy of `copy` bytes may grow the buffers of its
+/// chunks' size to (each size counts its own buffers; all sizes together stay within
+/// `limit`), once `moved` bytes of large pageable copies (this one included) have gone to or
+/// from the device.
 ///
 /// The ratio alone ([`GROWTH_DIVISOR`]) grows the buffers too slowly for programs that move
 /// the same data again and again: `tofrom64MiB_pageable` needs ~128 MiB (a 64 MiB copy back
@@ -76,12 +77,16 @@ pub(super) struct Pool {
     pub(super) free: Vec<Vec<Slot>>,
     /// Buffers whose DMA was followed by an event, oldest first.
     pub(super) in_flight: Vec<Slot>,
+    /// Pinned bytes in all, and in each class.
     bytes: usize,
+    class_bytes: [usize; CLASSES],
 }
 
 impl Staging {
     /// A buffer of at least `size` bytes for (a chunk of) a copy of `copy` bytes, or `None`
-    /// past the limit (or, for a copy over [`UNASKED`], past the growth [`allowance`]). With
+    /// past the limit (or, for a copy over [`UNASKED`], with its size's buffers past the
+    /// growth [`allowance`]: counted per size, so that buffers of one size, kept from earlier
+    /// copies, do not keep copies of another size from growing theirs). With
     /// `evented`, one whose event exists, reusing buffers in flight once their event completed.
     /// With `wait`, at the limit it waits for the oldest buffer of the size in flight.
     pub(super) fn take(
@@ -92,7 +97,7 @@ impl Staging {
         wait: bool,
     ) -> Result<Option<Slot>> {
         let class = class_of(size);
-        let limit = allowance(
+        let allowed = allowance(
             self.limit,
             copy,
             self.pageable_bytes.load(Ordering::Relaxed),
@@ -111,8 +116,11 @@ impl Staging {
                         .unwrap_or(false)
             }) {
                 Some(pool.in_flight.remove(i))
-            } else if pool.bytes + class_size(class) <= limit {
+            } else if pool.bytes + class_size(class) <= self.limit
+                && pool.class_bytes[class] + class_size(class) <= allowed
+            {
                 pool.bytes += class_size(class);
+                pool.class_bytes[class] += class_size(class);
                 None
             } else if let Some(i) = pool
                 .in_flight
@@ -138,7 +146,9 @@ impl Staging {
                 sys::cuMemAllocHost_v2(&mut p, class_size(class))
             });
             if r.is_err() {
-                self.pool.lock().bytes -= class_size(class);
+                let mut pool = self.pool.lock();
+                pool.bytes -= class_size(class);
+                pool.class_bytes[class] -= class_size(class);
                 return Ok(None);
             }
             slot = Some(Slot {

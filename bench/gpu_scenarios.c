@@ -1,7 +1,8 @@
 // The GPU performance scenarios: per-region time of typical target constructs, for
 // `omptarget-suite bench` (prints `scenario=NAME median_us=X`, the median over reps of the mean
 // per-region time). Builds for any offload target; sizes are meant for an H200.
-// usage: gpu_scenarios [all|NAME] [reps=5] [scale=1]   (scale divides the iteration counts)
+// usage: gpu_scenarios [all|NAME[,NAME...]] [reps=5] [scale=1]   (scale divides the iteration
+//        counts; several names run in the table's order, in one process)
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,6 +150,20 @@ static void nowait32_4m(long n) {
   }
 }
 
+/* Whether `name` is one of the comma-separated names in `which` (or `which` is "all"). */
+static int chosen(const char *which, const char *name) {
+  if (!strcmp(which, "all")) return 1;
+  size_t n = strlen(name);
+  for (const char *p = which; *p;) {
+    const char *end = strchr(p, ',');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    if (len == n && !strncmp(p, name, n)) return 1;
+    if (!end) break;
+    p = end + 1;
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   const char *which = argc > 1 ? argv[1] : "all";
   if (argc > 2 && atoi(argv[2]) > 0) reps = atoi(argv[2]) < 64 ? atoi(argv[2]) : 63;
@@ -176,7 +191,7 @@ int main(int argc, char **argv) {
   };
   int ran = 0;
   for (size_t i = 0; i < sizeof s / sizeof s[0]; ++i) {
-    if (!strcmp(which, "all") || !strcmp(which, s[i].name)) {
+    if (chosen(which, s[i].name)) {
       report(s[i].name, s[i].f, s[i].iters, s[i].per);
       ran = 1;
     }

@@ -19,6 +19,48 @@ t() { timeout 120 env "$@" 2>&1 | grep -E "^scenario=" | head -3; }
 ours() { t LD_LIBRARY_PATH=$G/ours:$NV "$@"; }
 llvm() { t LD_LIBRARY_PATH=$L:$NV "$@"; }
 
+if [[ -n ${SPIN:-} ]]; then
+  # nowait32x4MiB alone with the program's OpenMP threads varied (spinning team threads
+  # compete for the 16 cores with the hidden helpers that run the target tasks), with the
+  # profile's lines for the stream calls and the table's lock.
+  pr() {
+    echo "-- $*"
+    timeout 100 env LD_LIBRARY_PATH=$G/ours:$NV OMPTARGET_RS_PROFILE=1 "$@" $B nowait32x4MiB 3 1 2>&1 |
+      grep -E "^scenario|cuMemcpy(DtoH|HtoD)Async|host copy|mapping table" | cut -c1-110
+  }
+  for i in 1 2 3; do
+    [[ -f $G/prev/libomptarget.so.19.1 ]] && { echo -n "prev "; t LD_LIBRARY_PATH=$G/prev:$NV $B nowait32x4MiB 3 1; }
+    echo -n "ours "; ours $B nowait32x4MiB 3 1
+  done
+  pr X=1; pr KMP_BLOCKTIME=0; pr OMP_WAIT_POLICY=passive
+  pr LIBOMP_NUM_HIDDEN_HELPER_THREADS=4; pr LIBOMP_NUM_HIDDEN_HELPER_THREADS=16
+  echo -n "llvm19 "; llvm $B nowait32x4MiB 3 1
+  echo -n "llvm19 KMP_BLOCKTIME=0 "; llvm KMP_BLOCKTIME=0 $B nowait32x4MiB 3 1
+  for e in X=1 KMP_BLOCKTIME=0 X=2; do
+    echo "-- all, $e"; timeout 150 env LD_LIBRARY_PATH=$G/ours:$NV $e $B all 3 1 2>&1 | grep -E "nowait|tofrom|arrays"
+  done
+  exit 0
+fi
+if [[ -n ${ORDER:-} ]]; then
+  # nowait32x4MiB after the scenarios that run before it in the table, one process each
+  # (gpu_scenarios takes a comma list), with the profile: what changes in the table's process.
+  lscpu | grep -E "^(Model name|Socket|Core|Thread|NUMA|CPU\(s\))" ; nvidia-smi topo -m 2>&1 | head -4
+  pre=(empty,map64B,alloc64MiB_kernel,alloc1GiB_kernel,enter_kernel_exit64MiB
+       threads8_alloc64MiB tofrom64MiB_pageable arrays16x1KiB)
+  for i in 1 2; do
+    echo "-- alone (run $i)"; ours $B nowait32x4MiB 3 1
+    for p in "${pre[@]}"; do echo "-- after $p (run $i)"; ours $B $p,nowait32x4MiB 3 1 | grep nowait; done
+  done
+  for p in nowait32x4MiB tofrom64MiB_pageable,nowait32x4MiB threads8_alloc64MiB,nowait32x4MiB; do
+    echo "-- profile $p"
+    timeout 150 env LD_LIBRARY_PATH=$G/ours:$NV OMPTARGET_RS_PROFILE=1 $B $p 3 1 2>&1 |
+      grep -vE " (cuModule|cuDevice|cuFunc|cuCtx|cuInit|cuMemPool)" | head -40
+  done
+  for i in 1 2; do
+    echo -n "-- OMP_PROC_BIND=spread OMP_PLACES=cores alone: "; ours OMP_PROC_BIND=spread OMP_PLACES=cores $B nowait32x4MiB 3 1
+  done
+  exit 0
+fi
 if [[ -n ${PREV:-} ]]; then
   # All scenarios in one process (as the perf table runs them), the previous runtime
   # (gpu/out/prev, copied there by hand before packing) against this one, alternating; then

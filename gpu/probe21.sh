@@ -19,6 +19,25 @@ t() { timeout 120 env "$@" 2>&1 | grep -E "^scenario=" | head -3; }
 ours() { t LD_LIBRARY_PATH=$G/ours:$NV "$@"; }
 llvm() { t LD_LIBRARY_PATH=$L:$NV "$@"; }
 
+if [[ -n ${TRACE:-} ]]; then
+  # ompt_trace's `unordered=` flake: TRACE runs under each runtime (the previous one in
+  # gpu/out/prev, when there), counting the runs with an unordered record and keeping the
+  # first such run's records (OMPT_TRACE_DUMP=1) for each.
+  for r in prev ours; do
+    [[ -f $G/$r/libomptarget.so.19.1 ]] || continue
+    bad=0
+    for ((i = 0; i < TRACE; i++)); do
+      o=$(LD_LIBRARY_PATH=$G/$r:$NV OMP_TOOL_LIBRARIES=$G/bin/libompt_trace_tool.so OMPT_TRACE_DUMP=1 \
+          timeout 20 $G/v7/ompt_trace 2> /tmp/trace-dump.txt)
+      if grep -q "unordered=[1-9]" <<< "$o"; then
+        bad=$((bad + 1))
+        ((bad == 1)) && { echo "-- $r: first unordered run ($i)"; echo "$o" | grep unordered; head -40 /tmp/trace-dump.txt; }
+      fi
+    done
+    echo "== $r: $bad of $TRACE runs with an unordered record"
+  done
+  exit 0
+fi
 if [[ -n ${SPIN:-} ]]; then
   # nowait32x4MiB alone with the program's OpenMP threads varied (spinning team threads
   # compete for the 16 cores with the hidden helpers that run the target tasks), with the

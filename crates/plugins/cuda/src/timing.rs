@@ -29,8 +29,9 @@ struct Anchor {
 pub(crate) struct Timing {
     /// Every anchor made (an event keeps its anchor until it is resolved).
     anchors: Mutex<Vec<Anchor>>,
-    /// Recorded events not resolved yet → the anchor they are measured from.
-    pending: Mutex<HashMap<usize, usize>>,
+    /// Recorded events not resolved yet → the anchor they are measured from and the host
+    /// time just before they were recorded.
+    pending: Mutex<HashMap<usize, (usize, u64)>>,
     /// Timing events for reuse.
     free: Mutex<Vec<sys::CUevent>>,
 }
@@ -97,21 +98,22 @@ impl Timing {
     ) -> Result<usize> {
         let anchor = self.anchor(on_idle)?;
         let event = self.event()?;
+        let recorded = host_clock_ns();
         // SAFETY: records a live event on a live stream.
         if let Err(e) = call("cuEventRecord", || unsafe { sys::cuEventRecord(event, s) }) {
             lock(&self.free).push(event);
             return Err(e);
         }
-        lock(&self.pending).insert(event as usize, anchor);
+        lock(&self.pending).insert(event as usize, (anchor, recorded));
         Ok(event as usize)
     }
 
     /// The host-clock time of a recorded event whose stream's work has completed; the event
     /// goes back to the pool.
     pub(crate) fn resolve(&self, token: usize) -> Result<u64> {
-        let anchor = lock(&self.pending).remove(&token);
+        let pending = lock(&self.pending).remove(&token);
         let event = token as sys::CUevent;
-        let Some(anchor) = anchor else {
+        let Some((anchor, recorded)) = pending else {
             return Err(omptarget_plugin::Error::new(
                 omptarget_plugin::ErrorKind::InvalidArgument,
                 format!("unknown timing event {token:#x}"),
@@ -129,6 +131,30 @@ impl Timing {
         });
         lock(&self.free).push(event);
         r?;
-        Ok(anchor_ns.saturating_add_signed((f64::from(ms) * 1e6) as i64))
+        Ok(from_anchor(anchor_ns, ms, recorded))
+    }
+}
+
+/// An event's host-clock time: `ms` after its anchor's, but never before the host recorded
+/// it (the GPU cannot reach an event before it is queued). The anchor's host time is only
+/// known within a few microseconds, and without the bound an operation's start could come out
+/// before the host-timed record of one the thread issued earlier (ompt_trace counted such
+/// records as out of order, now and then, on the H200).
+fn from_anchor(anchor_ns: u64, ms: f32, recorded: u64) -> u64 {
+    anchor_ns
+        .saturating_add_signed((f64::from(ms) * 1e6) as i64)
+        .max(recorded)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::from_anchor;
+
+    #[test]
+    fn an_event_is_never_before_it_was_recorded() {
+        assert_eq!(from_anchor(1_000_000, 0.5, 1_400_000), 1_500_000);
+        // The anchor's estimate 3 us late: the event would come out before its recording.
+        assert_eq!(from_anchor(1_000_000, 0.5, 1_503_000), 1_503_000);
+        assert_eq!(from_anchor(1_000_000, -0.002, 0), 998_000);
     }
 }

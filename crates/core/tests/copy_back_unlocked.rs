@@ -1,8 +1,10 @@
-//! A construct's copy back to the host is queued after the mapping table is unlocked: the
-//! driver's call can take hundreds of microseconds when many threads submit at once (CUDA,
-//! 32 concurrent `nowait` regions: ~0.7 ms per `cuMemcpyDtoHAsync`), and every other thread's
-//! mapping waited for it. The mock's copy hook maps another array from a second thread while
-//! the first is inside its copy back; with the copy under the lock that mapping cannot finish.
+//! On a device that frees on the queue (CUDA's memory pools), a construct's copy back to the
+//! host is queued after the mapping table is unlocked: the driver's call can take hundreds of
+//! microseconds when many threads submit at once (32 concurrent `nowait` regions: ~0.7 ms per
+//! `cuMemcpyDtoHAsync`), and every other thread's mapping waited for it. The mock's copy hook
+//! maps another array from a second thread while the first is inside its copy back; with the
+//! copy under the lock that mapping cannot finish. On other devices the copy stays under the
+//! lock (a racing thread could otherwise free the memory it reads), and the mapping waits.
 
 use omptarget_core::ops::map_type as mt;
 use omptarget_core::{Config, NoHostRuntime, Runtime};
@@ -28,6 +30,11 @@ fn construct(rt: &Runtime, enter: bool, items: &[(usize, i64, u64)]) -> Result<(
     })
 }
 
+fn leak_read(a: usize) -> &'static [u8; 64] {
+    // SAFETY: `a` is the address of a leaked `[u8; 64]`.
+    unsafe { &*(a as *const [u8; 64]) }
+}
+
 #[test]
 fn other_threads_map_while_a_copy_back_is_queued() {
     for (stream_ordered, asynchronous) in [(true, true), (false, false)] {
@@ -42,11 +49,21 @@ fn other_threads_map_while_a_copy_back_is_queued() {
         let x = addr(leak([3u8; 64]));
         let y = addr(leak([5u8; 64]));
         construct(&rt, true, &[(x, 64, mt::TO)]).unwrap();
+        let dev = rt.device(0).unwrap();
+        let on_device = rt.mapped_ptr(&dev, x).expect("mapped");
+        state
+            .memory
+            .with_bytes(on_device, 64, |b| b.fill(9))
+            .unwrap();
 
         // Inside x's copy back: another thread maps y, and this one waits (bounded) for it.
+        let blocked = Err("blocked: the table was locked".to_string());
         let outcome: Arc<Mutex<Option<Result<(), String>>>> = Arc::default();
+        let other: Arc<Mutex<Option<mpsc::Receiver<_>>>> = Arc::default();
         let hooks = Arc::new(AtomicUsize::new(0));
-        let (rt2, outcome2, hooks2) = (rt.clone(), outcome.clone(), hooks.clone());
+        let (rt2, outcome2, other2, hooks2) =
+            (rt.clone(), outcome.clone(), other.clone(), hooks.clone());
+        let patience = Duration::from_millis(if stream_ordered { 10_000 } else { 300 });
         *state.on_copy_from_device.lock().unwrap() = Some(Arc::new(move || {
             hooks2.fetch_add(1, Ordering::SeqCst);
             let (tx, rx) = mpsc::channel();
@@ -54,21 +71,29 @@ fn other_threads_map_while_a_copy_back_is_queued() {
             std::thread::spawn(move || {
                 tx.send(construct(&rt, true, &[(y, 64, mt::TO)])).ok();
             });
-            let r = rx
-                .recv_timeout(Duration::from_secs(10))
-                .unwrap_or_else(|_| Err("blocked: the table was locked".into()));
-            *outcome2.lock().unwrap() = Some(r);
+            let r = rx.recv_timeout(patience);
+            *outcome2.lock().unwrap() = Some(r.clone().unwrap_or(blocked.clone()));
+            if r.is_err() {
+                *other2.lock().unwrap() = Some(rx);
+            }
         }));
         construct(&rt, false, &[(x, 64, mt::FROM)]).unwrap();
         *state.on_copy_from_device.lock().unwrap() = None;
 
         assert_eq!(hooks.load(Ordering::SeqCst), 1, "one copy back");
-        assert_eq!(
-            outcome.lock().unwrap().take(),
-            Some(Ok(())),
-            "stream-ordered {stream_ordered}: the other thread's mapping finished during the copy back"
-        );
-        let dev = rt.device(0).unwrap();
+        let during = outcome.lock().unwrap().take().expect("the hook ran");
+        if stream_ordered {
+            assert_eq!(
+                during,
+                Ok(()),
+                "the other thread's mapping finished during the copy back"
+            );
+        } else {
+            assert!(during.is_err(), "the copy back held the table");
+            let rx = other.lock().unwrap().take().expect("still mapping");
+            assert_eq!(rx.recv_timeout(Duration::from_secs(10)), Ok(Ok(())));
+        }
+        assert_eq!(*leak_read(x), [9u8; 64], "x's device bytes came back");
         assert!(rt.mapped_ptr(&dev, x).is_none(), "x was unmapped");
         assert!(rt.mapped_ptr(&dev, y).is_some(), "y is mapped");
         construct(&rt, false, &[(y, 64, mt::DELETE)]).unwrap();

@@ -496,20 +496,28 @@ impl Constructs<'_> {
             shadows.extend(e.shadows.iter().map(|s| (s.host_addr, s.host_value)));
         }
         let retire = update_ref && (is_last || ai.retiring(id));
-        // The copy back is queued after the table is unlocked (the driver's call can take
-        // hundreds of microseconds when many threads submit at once, and other threads' items
-        // would wait for it). That is safe: the entry stays in the table, its memory
-        // unfreed (this construct is one of its users), until the construct has issued all
-        // its work (`retire_issued`); this queue's order after the entry's pending transfer
-        // was queued above; and a copy back orders nothing for other queues (only a copy to
-        // the device marks the entry pending).
-        drop(table);
+        // On a device that frees on the queue the copy back is queued after the table is
+        // unlocked (the driver's call can take hundreds of microseconds when many threads
+        // submit at once, and other threads' items would wait for it). That is safe: the
+        // entry's memory stays allocated until this construct completes, whoever removes the
+        // entry (the construct counts among its users, `mark_use` above); this queue's order
+        // after the entry's pending transfer was queued above; and a copy back orders nothing
+        // for other queues (only a copy to the device marks the entry pending). Elsewhere a
+        // racing construct of another thread that mapped the same data could remove the entry
+        // and free its memory in between: the copy stays under the lock.
+        let held = if ai.keeps_used_memory() {
+            drop(table);
+            None
+        } else {
+            Some(table)
+        };
         if copy_back {
             result = ai.copy(dev, CopyKind::DeviceToHost, begin, tgt, size);
             if result.is_ok() {
                 ai.restores.extend(shadows);
             }
         }
+        drop(held);
         // A struct member, which holds no reference, never removes its struct's entry (the item
         // that releases the last reference does, and LLVM's "Removing map entry" line gives
         // that item's size).

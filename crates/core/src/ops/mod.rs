@@ -550,6 +550,12 @@ impl AsyncInfo {
         self.marks.get_mut(at)
     }
 
+    /// Whether the device frees on the queue, so that [`AsyncInfo::mark_use`] keeps an
+    /// entry's memory until this construct completes whoever removes the entry.
+    pub(crate) fn keeps_used_memory(&self) -> bool {
+        self.stream_ordered
+    }
+
     /// Records that this construct's queued work uses entry `id` (devices that free on the
     /// queue): the entry's memory is not freed before this construct completes.
     pub(crate) fn mark_use(&mut self, e: &mut crate::mapping::Entry, id: EntryId) {

@@ -5,10 +5,11 @@
 //! maps another array from a second thread while the first is inside its copy back; with the
 //! copy under the lock that mapping cannot finish. On other devices the copy stays under the
 //! lock (a racing thread could otherwise free the memory it reads), and the mapping waits.
+//! The same for `target update from`.
 
 use omptarget_core::ops::map_type as mt;
 use omptarget_core::{Config, NoHostRuntime, Runtime};
-use omptarget_plugin_mock::MockPlugin;
+use omptarget_plugin_mock::{MockPlugin, MockState};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
@@ -16,14 +17,21 @@ use std::time::Duration;
 mod common;
 use common::{addr, leak, register_image, with_args};
 
-fn construct(rt: &Runtime, enter: bool, items: &[(usize, i64, u64)]) -> Result<(), String> {
+#[derive(Clone, Copy, PartialEq)]
+enum Op {
+    Enter,
+    Exit,
+    Update,
+}
+
+fn construct(rt: &Runtime, op: Op, items: &[(usize, i64, u64)]) -> Result<(), String> {
     let dev = rt.device(0).map_err(|e| e.to_string())?;
     with_args(items, |args| {
         let mut ai = rt.async_info(&dev);
-        let r = if enter {
-            rt.data_begin(&dev, args, &mut ai)
-        } else {
-            rt.data_end(&dev, args, &mut ai)
+        let r = match op {
+            Op::Enter => rt.data_begin(&dev, args, &mut ai),
+            Op::Exit => rt.data_end(&dev, args, &mut ai),
+            Op::Update => rt.data_update(&dev, args, &mut ai),
         };
         let done = ai.synchronize();
         r.and(done).map_err(|e| e.to_string())
@@ -33,6 +41,64 @@ fn construct(rt: &Runtime, enter: bool, items: &[(usize, i64, u64)]) -> Result<(
 fn leak_read(a: usize) -> &'static [u8; 64] {
     // SAFETY: `a` is the address of a leaked `[u8; 64]`.
     unsafe { &*(a as *const [u8; 64]) }
+}
+
+/// Runs `copy_back` (a construct that copies `x` back) while, inside its copy, another thread
+/// maps `y`; checks that the mapping finished during the copy (stream-ordered devices) or
+/// waited for it (others), and that `x` got the device's bytes.
+fn map_during_copy_back(
+    rt: &Arc<Runtime>,
+    state: &MockState,
+    stream_ordered: bool,
+    x: usize,
+    y: usize,
+    copy_back: impl FnOnce(),
+) {
+    let dev = rt.device(0).unwrap();
+    let on_device = rt.mapped_ptr(&dev, x).expect("mapped");
+    state
+        .memory
+        .with_bytes(on_device, 64, |b| b.fill(9))
+        .unwrap();
+    let blocked = Err("blocked: the table was locked".to_string());
+    let outcome: Arc<Mutex<Option<Result<(), String>>>> = Arc::default();
+    let other: Arc<Mutex<Option<mpsc::Receiver<_>>>> = Arc::default();
+    let hooks = Arc::new(AtomicUsize::new(0));
+    let (rt2, outcome2, other2, hooks2) =
+        (rt.clone(), outcome.clone(), other.clone(), hooks.clone());
+    let patience = Duration::from_millis(if stream_ordered { 10_000 } else { 300 });
+    *state.on_copy_from_device.lock().unwrap() = Some(Arc::new(move || {
+        hooks2.fetch_add(1, Ordering::SeqCst);
+        let (tx, rx) = mpsc::channel();
+        let rt = rt2.clone();
+        std::thread::spawn(move || {
+            tx.send(construct(&rt, Op::Enter, &[(y, 64, mt::TO)])).ok();
+        });
+        let r = rx.recv_timeout(patience);
+        *outcome2.lock().unwrap() = Some(r.clone().unwrap_or(blocked.clone()));
+        if r.is_err() {
+            *other2.lock().unwrap() = Some(rx);
+        }
+    }));
+    copy_back();
+    *state.on_copy_from_device.lock().unwrap() = None;
+
+    assert_eq!(hooks.load(Ordering::SeqCst), 1, "one copy back");
+    let during = outcome.lock().unwrap().take().expect("the hook ran");
+    if stream_ordered {
+        assert_eq!(
+            during,
+            Ok(()),
+            "the other thread's mapping finished during the copy back"
+        );
+    } else {
+        assert!(during.is_err(), "the copy back held the table");
+        let rx = other.lock().unwrap().take().expect("still mapping");
+        assert_eq!(rx.recv_timeout(Duration::from_secs(10)), Ok(Ok(())));
+    }
+    assert_eq!(*leak_read(x), [9u8; 64], "x got the device's bytes");
+    assert!(rt.mapped_ptr(&dev, y).is_some(), "y is mapped");
+    construct(rt, Op::Exit, &[(y, 64, mt::DELETE)]).unwrap();
 }
 
 #[test]
@@ -46,57 +112,23 @@ fn other_threads_map_while_a_copy_back_is_queued() {
             Box::new(NoHostRuntime),
         ));
         register_image(&rt, c"k");
-        let x = addr(leak([3u8; 64]));
-        let y = addr(leak([5u8; 64]));
-        construct(&rt, true, &[(x, 64, mt::TO)]).unwrap();
         let dev = rt.device(0).unwrap();
-        let on_device = rt.mapped_ptr(&dev, x).expect("mapped");
-        state
-            .memory
-            .with_bytes(on_device, 64, |b| b.fill(9))
-            .unwrap();
+        let (x, y) = (addr(leak([3u8; 64])), addr(leak([5u8; 64])));
 
-        // Inside x's copy back: another thread maps y, and this one waits (bounded) for it.
-        let blocked = Err("blocked: the table was locked".to_string());
-        let outcome: Arc<Mutex<Option<Result<(), String>>>> = Arc::default();
-        let other: Arc<Mutex<Option<mpsc::Receiver<_>>>> = Arc::default();
-        let hooks = Arc::new(AtomicUsize::new(0));
-        let (rt2, outcome2, other2, hooks2) =
-            (rt.clone(), outcome.clone(), other.clone(), hooks.clone());
-        let patience = Duration::from_millis(if stream_ordered { 10_000 } else { 300 });
-        *state.on_copy_from_device.lock().unwrap() = Some(Arc::new(move || {
-            hooks2.fetch_add(1, Ordering::SeqCst);
-            let (tx, rx) = mpsc::channel();
-            let rt = rt2.clone();
-            std::thread::spawn(move || {
-                tx.send(construct(&rt, true, &[(y, 64, mt::TO)])).ok();
-            });
-            let r = rx.recv_timeout(patience);
-            *outcome2.lock().unwrap() = Some(r.clone().unwrap_or(blocked.clone()));
-            if r.is_err() {
-                *other2.lock().unwrap() = Some(rx);
-            }
-        }));
-        construct(&rt, false, &[(x, 64, mt::FROM)]).unwrap();
-        *state.on_copy_from_device.lock().unwrap() = None;
-
-        assert_eq!(hooks.load(Ordering::SeqCst), 1, "one copy back");
-        let during = outcome.lock().unwrap().take().expect("the hook ran");
-        if stream_ordered {
-            assert_eq!(
-                during,
-                Ok(()),
-                "the other thread's mapping finished during the copy back"
-            );
-        } else {
-            assert!(during.is_err(), "the copy back held the table");
-            let rx = other.lock().unwrap().take().expect("still mapping");
-            assert_eq!(rx.recv_timeout(Duration::from_secs(10)), Ok(Ok(())));
-        }
-        assert_eq!(*leak_read(x), [9u8; 64], "x's device bytes came back");
+        // A construct's exit.
+        construct(&rt, Op::Enter, &[(x, 64, mt::TO)]).unwrap();
+        map_during_copy_back(&rt, &state, stream_ordered, x, y, || {
+            construct(&rt, Op::Exit, &[(x, 64, mt::FROM)]).unwrap()
+        });
         assert!(rt.mapped_ptr(&dev, x).is_none(), "x was unmapped");
-        assert!(rt.mapped_ptr(&dev, y).is_some(), "y is mapped");
-        construct(&rt, false, &[(y, 64, mt::DELETE)]).unwrap();
-        assert!(rt.mapped_ptr(&dev, y).is_none());
+
+        // `target update from`.
+        let x = addr(leak([4u8; 64]));
+        construct(&rt, Op::Enter, &[(x, 64, mt::TO)]).unwrap();
+        map_during_copy_back(&rt, &state, stream_ordered, x, y, || {
+            construct(&rt, Op::Update, &[(x, 64, mt::FROM)]).unwrap()
+        });
+        assert!(rt.mapped_ptr(&dev, x).is_some(), "x is still mapped");
+        construct(&rt, Op::Exit, &[(x, 64, mt::DELETE)]).unwrap();
     }
 }

@@ -647,14 +647,23 @@ impl Constructs<'_> {
             let e = table.get_mut(id).expect("live entry");
             ai.mark_pending(e, id)?;
         }
+        let e = table.get_mut(id).expect("live entry");
+        ai.mark_use(e, id);
         if ty & mt::FROM != 0 {
             trace::transfer(info, dev.id, false, host, tgt, size, name);
+            // As a construct's copy back (`end_item`): after the lock where this construct's
+            // use keeps the memory.
+            let held = if ai.keeps_used_memory() {
+                drop(table);
+                None
+            } else {
+                Some(table)
+            };
             ai.copy(dev, CopyKind::DeviceToHost, host, tgt, size)?;
+            drop(held);
             ai.restores
                 .extend(shadows.iter().map(|s| (s.host_addr, s.host_value)));
         }
-        let e = table.get_mut(id).expect("live entry");
-        ai.mark_use(e, id);
         Ok(())
     }
 }

@@ -289,6 +289,12 @@ impl Staging {
         if size > CHUNK
             && let Some(slot) = self.take(CHUNK, size, true, false)?
         {
+            // Counted (no time: the copy's own calls are) under `OMPTARGET_RS_PROFILE=1`.
+            let started = crate::driver::profile::start();
+            crate::driver::profile::record(
+                "(copies in 1 MiB pieces: no buffer of their size)",
+                started,
+            );
             return Ok((CHUNK, Some(slot)));
         }
         Ok((size, self.take(size, size, true, true)?))

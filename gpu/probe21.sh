@@ -4,6 +4,16 @@
 # the driver-call profile of the open rows, the small-copy alternatives, and the ompt_trace
 # record order. Output: stdout (and $OUT/probe21.txt when OUT is set).
 #   run  command: "OUT=$OUT bash gpu/probe21.sh"   carry: ["gpu/out-pack"]
+# Modes (env), each instead of the default probe:
+#   ROWS="A B"  the named rows alternating with LLVM 19, and a profile of each
+#   NOWAIT=1    nowait32x4MiB run to run, KMP_BLOCKTIME varied
+#   PREV=1      all scenarios in one process, gpu/out/prev's runtime (copy one there by hand
+#               before packing) against ours, and a profile of each
+#   ORDER=1     nowait32x4MiB after each scenario that precedes it in the table
+#   SPIN=1      nowait32x4MiB with the OpenMP threads varied (hidden helpers, KMP_BLOCKTIME)
+#   TABLE=1     nowait32x4MiB in all-scenario processes and after tofrom64MiB_pageable, with
+#               the profile's staging counters and the table's lock
+#   TRACE=N     ompt_trace N times under each runtime, counting unordered records
 set -u
 cd "$(dirname "$0")/.."
 source gpu/unpack.sh
@@ -19,6 +29,21 @@ t() { timeout 120 env "$@" 2>&1 | grep -E "^scenario=" | head -3; }
 ours() { t LD_LIBRARY_PATH=$G/ours:$NV "$@"; }
 llvm() { t LD_LIBRARY_PATH=$L:$NV "$@"; }
 
+if [[ -n ${TABLE:-} ]]; then
+  # Why nowait32x4MiB is slower in the table's all-scenario processes than alone: three of
+  # each kind, with the profile's staging counters and the table's lock.
+  for i in 1 2 3; do
+    for w in nowait32x4MiB tofrom64MiB_pageable,nowait32x4MiB all; do
+      echo "-- $w (run $i)"
+      timeout 150 env LD_LIBRARY_PATH=$G/ours:$NV OMPTARGET_RS_PROFILE=1 $B $w 3 1 2>&1 |
+        grep -E "^scenario=nowait|1 MiB pieces|without a staging|cuMemAllocHost|cuStreamSynchronize|cuEventSynchronize|mapping table|staging buffers" | cut -c1-110
+    done
+  done
+  for th in 1000000 1; do
+    echo -n "-- OMPTARGET_QUERY_COUNT_THRESHOLD=$th: "; ours OMPTARGET_QUERY_COUNT_THRESHOLD=$th $B nowait32x4MiB 3 1
+  done
+  exit 0
+fi
 if [[ -n ${TRACE:-} ]]; then
   # ompt_trace's `unordered=` flake: TRACE runs under each runtime (the previous one in
   # gpu/out/prev, when there), counting the runs with an unordered record and keeping the

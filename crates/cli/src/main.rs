@@ -90,6 +90,10 @@ fn info() {
     for plugin in rt.plugins() {
         let n = plugin.number_of_devices();
         println!("plugin {}: {n} device(s)", plugin.name());
+        if n == 0 && plugin.name() == "cuda" {
+            // The same words as `omptarget doctor`'s.
+            println!("  why: {}", doctor::why_no_gpu());
+        }
         for i in 0..n {
             match plugin.init_device(i) {
                 Ok(dev) => {

@@ -386,6 +386,33 @@ fn libcuda_here() -> bool {
 }
 
 #[test]
+fn info_says_why_the_cuda_plugin_has_no_device() {
+    let o = Command::new(env!("CARGO_BIN_EXE_omptarget"))
+        .arg("info")
+        .output()
+        .unwrap();
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    if out.contains("plugin cuda: 0 device(s)") {
+        // The doctor's words for the reason, on the next line.
+        let why = out
+            .lines()
+            .skip_while(|l| !l.starts_with("plugin cuda:"))
+            .nth(1)
+            .unwrap_or("");
+        assert!(why.starts_with("  why: "), "{out}");
+        if !libcuda_here() {
+            has(
+                why,
+                "the NVIDIA driver's library libcuda.so.1 cannot be loaded",
+            );
+        }
+    } else {
+        assert!(!out.contains("  why: "), "{out}");
+    }
+}
+
+#[test]
 fn doctor_explains_a_gpu_program_on_a_machine_without_a_gpu() {
     // A program whose only device image is an sm_90 cubin (the section clang writes for
     // --offload-arch=sm_90, which needs a CUDA toolchain to build for real).

@@ -266,13 +266,13 @@ fn gpu_state(plugins: &[Arc<dyn Plugin>]) -> Gpu {
 }
 
 #[cfg(feature = "cuda")]
-fn why_no_gpu() -> String {
+pub(crate) fn why_no_gpu() -> String {
     omptarget_plugin_cuda::why_no_devices()
         .unwrap_or_else(|| "the CUDA plugin reports no device".into())
 }
 
 #[cfg(not(feature = "cuda"))]
-fn why_no_gpu() -> String {
+pub(crate) fn why_no_gpu() -> String {
     "this build has no CUDA plugin".into()
 }
 

@@ -14,6 +14,7 @@
 
 mod devices;
 mod env;
+pub(crate) use devices::why_no_gpu;
 mod loader;
 mod program;
 

@@ -489,11 +489,13 @@ impl Constructs<'_> {
         let tgt = e.tgt_ptr(begin);
         let always = ty & mt::ALWAYS != 0;
         let copy_back = result.is_ok() && ty & mt::FROM != 0 && (always || is_last) && size != 0;
-        // Pointers inside the copied range keep their host values.
-        let mut shadows = Vec::new();
+        // Pointers inside the copied range keep their host values (taken back if the copy
+        // fails).
+        let restores = ai.restores.len();
         if copy_back {
             trace::transfer(info, dev.id, false, begin, tgt, size, e.name);
-            shadows.extend(e.shadows.iter().map(|s| (s.host_addr, s.host_value)));
+            ai.restores
+                .extend(e.shadows.iter().map(|s| (s.host_addr, s.host_value)));
         }
         let retire = update_ref && (is_last || ai.retiring(id));
         // On a device that frees on the queue the copy back is queued after the table is
@@ -513,8 +515,8 @@ impl Constructs<'_> {
         };
         if copy_back {
             result = ai.copy(dev, CopyKind::DeviceToHost, begin, tgt, size);
-            if result.is_ok() {
-                ai.restores.extend(shadows);
+            if result.is_err() {
+                ai.restores.truncate(restores);
             }
         }
         drop(held);

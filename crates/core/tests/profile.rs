@@ -197,6 +197,11 @@ fn a_region_in_the_trace_and_the_summary() {
             .any(|l| l.starts_with("construct\ttarget\tprof.c:42\t2\t")),
         "{tsv}"
     );
+    // Every row has the header's eleven columns, construct and device rows alike.
+    assert!(tsv.lines().any(|l| l.starts_with("device\t")), "{tsv}");
+    for l in tsv.lines() {
+        assert_eq!(l.split('\t').count(), 11, "{l:?} in\n{tsv}");
+    }
 }
 
 #[test]

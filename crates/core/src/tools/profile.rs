@@ -461,12 +461,13 @@ impl Profiler {
     pub fn summary_tsv(&self) -> String {
         let (c, d) = self.summary();
         let mut o = String::from(
-            "# construct\tlocation\tcount\ttotal_ns\tmin_ns\tmax_ns\tto_device\tfrom_device\tallocs\talloc_bytes\n",
+            "# kind\tname\tlocation\tcount\ttotal_ns\tmin_ns\tmax_ns\tto_device\tfrom_device\tallocs\talloc_bytes\n",
         );
-        for ((k, l), r) in c {
+        // A row's numbers, in the header's order.
+        let numbers = |o: &mut String, r: &Row| {
             let _ = writeln!(
                 o,
-                "construct\t{k}\t{l}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
+                "\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
                 r.count,
                 r.total_ns,
                 r.min_ns,
@@ -476,20 +477,14 @@ impl Profiler {
                 r.allocs,
                 r.alloc_bytes
             );
+        };
+        for ((k, l), r) in c {
+            let _ = write!(o, "construct\t{k}\t{l}");
+            numbers(&mut o, &r);
         }
         for ((dev, op), r) in d {
-            let _ = writeln!(
-                o,
-                "device\t{op}\tdevice {dev}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
-                r.count,
-                r.total_ns,
-                r.min_ns,
-                r.max_ns,
-                r.to_device,
-                r.from_device,
-                r.allocs,
-                r.alloc_bytes
-            );
+            let _ = write!(o, "device\t{op}\tdevice {dev}");
+            numbers(&mut o, &r);
         }
         o
     }

@@ -1,14 +1,13 @@
 //! Bad input to the core on the mock backend: each case is an error that leaves the mapping
 //! table and device memory as they were.
 
-use omptarget_core::MapArgs;
 use omptarget_core::ops::map_type as mt;
-use omptarget_core::{AsyncInfo, Config, Device, Error, NoHostRuntime, Runtime};
+use omptarget_core::{Config, Error, NoHostRuntime, Runtime};
 use omptarget_plugin_mock::{MockPlugin, MockState};
 use std::sync::Arc;
 
 mod common;
-use common::{addr, register_image, with_args};
+use common::{addr, enter, exit, register_image, update};
 
 /// A runtime over one mock device of the given model with one registered binary (a kernel
 /// `inc` that adds 1 to the i32 its first argument points at).
@@ -33,31 +32,6 @@ fn fixture(stream_ordered: bool, asynchronous: bool) -> Fixture {
 /// The three device models: synchronous, asynchronous, stream-ordered.
 const MODELS: [(bool, bool); 3] = [(false, false), (false, true), (true, true)];
 
-fn construct(
-    fx: &Fixture,
-    items: &[(usize, i64, u64)],
-    op: impl FnOnce(&Runtime, &Device, &mut MapArgs<'_>, &mut AsyncInfo) -> Result<(), Error>,
-) -> Result<(), Error> {
-    let dev = fx.rt.device(0)?;
-    with_args(items, |args| {
-        let mut ai = fx.rt.async_info(&dev);
-        let r = op(&fx.rt, &dev, args, &mut ai);
-        ai.synchronize().and(r)
-    })
-}
-
-fn enter(fx: &Fixture, items: &[(usize, i64, u64)]) -> Result<(), Error> {
-    construct(fx, items, |rt, dev, args, ai| rt.data_begin(dev, args, ai))
-}
-
-fn exit(fx: &Fixture, items: &[(usize, i64, u64)]) -> Result<(), Error> {
-    construct(fx, items, |rt, dev, args, ai| rt.data_end(dev, args, ai))
-}
-
-fn update(fx: &Fixture, items: &[(usize, i64, u64)]) -> Result<(), Error> {
-    construct(fx, items, |rt, dev, args, ai| rt.data_update(dev, args, ai))
-}
-
 #[test]
 fn negative_sizes_are_refused_by_every_construct_and_change_nothing() {
     for (stream_ordered, asynchronous) in MODELS {
@@ -67,18 +41,18 @@ fn negative_sizes_are_refused_by_every_construct_and_change_nothing() {
         let base = fx.state.memory.live();
         // Entry: nothing is mapped, and the item after the bad one is not mapped either.
         let other = Box::new(5i32);
-        let err = enter(&fx, &[(p, -16, mt::TO), (addr(&*other), 4, mt::TO)]).unwrap_err();
+        let err = enter(&fx.rt, &[(p, -16, mt::TO), (addr(&*other), 4, mt::TO)]).unwrap_err();
         assert!(matches!(err, Error::InvalidArgument(_)), "{err:?}");
         assert!(!fx.rt.target_is_present(p, 0));
         assert!(!fx.rt.target_is_present(addr(&*other), 0));
         assert_eq!(fx.state.memory.live(), base);
         // Update and exit of a mapped array with a negative size: refused, the mapping and
         // its count stay (before, the size was clamped to 0 and the exit removed the entry).
-        enter(&fx, &[(p, 16, mt::TO)]).unwrap();
-        assert!(update(&fx, &[(p, -16, mt::FROM)]).is_err());
-        assert!(exit(&fx, &[(p, -16, mt::FROM)]).is_err());
+        enter(&fx.rt, &[(p, 16, mt::TO)]).unwrap();
+        assert!(update(&fx.rt, &[(p, -16, mt::FROM)]).is_err());
+        assert!(exit(&fx.rt, &[(p, -16, mt::FROM)]).is_err());
         assert!(fx.rt.target_is_present(p, 0), "the mapping is untouched");
-        exit(&fx, &[(p, 16, mt::FROM)]).unwrap();
+        exit(&fx.rt, &[(p, 16, mt::FROM)]).unwrap();
         assert!(!fx.rt.target_is_present(p, 0), "its count was still 1");
     }
 }
@@ -86,7 +60,7 @@ fn negative_sizes_are_refused_by_every_construct_and_change_nothing() {
 #[test]
 fn a_section_that_wraps_around_the_address_space_is_refused() {
     let fx = fixture(false, false);
-    let err = enter(&fx, &[(usize::MAX - 7, 16, mt::TO)]).unwrap_err();
+    let err = enter(&fx.rt, &[(usize::MAX - 7, 16, mt::TO)]).unwrap_err();
     assert!(matches!(err, Error::InvalidArgument(_)), "{err:?}");
     assert_eq!(fx.state.memory.live(), 0);
 }
@@ -97,7 +71,7 @@ fn an_association_whose_device_address_is_null_fails_the_construct_that_maps_it(
     let a = Box::new([0i32; 4]);
     let p = addr(&*a);
     fx.rt.associate_ptr(p, 0, 16, 0).unwrap();
-    let err = enter(&fx, &[(p, 16, mt::TO | mt::FROM)]).unwrap_err();
+    let err = enter(&fx.rt, &[(p, 16, mt::TO | mt::FROM)]).unwrap_err();
     assert!(matches!(err, Error::NullPointer(_)), "{err:?}");
     // The failed construct took no reference: the association can still be removed.
     fx.rt.disassociate_ptr(p, 0).unwrap();

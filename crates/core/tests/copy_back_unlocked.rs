@@ -15,28 +15,7 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
 mod common;
-use common::{addr, leak, register_image, with_args};
-
-#[derive(Clone, Copy, PartialEq)]
-enum Op {
-    Enter,
-    Exit,
-    Update,
-}
-
-fn construct(rt: &Runtime, op: Op, items: &[(usize, i64, u64)]) -> Result<(), String> {
-    let dev = rt.device(0).map_err(|e| e.to_string())?;
-    with_args(items, |args| {
-        let mut ai = rt.async_info(&dev);
-        let r = match op {
-            Op::Enter => rt.data_begin(&dev, args, &mut ai),
-            Op::Exit => rt.data_end(&dev, args, &mut ai),
-            Op::Update => rt.data_update(&dev, args, &mut ai),
-        };
-        let done = ai.synchronize();
-        r.and(done).map_err(|e| e.to_string())
-    })
-}
+use common::{addr, enter, exit, leak, register_image, update};
 
 fn leak_read(a: usize) -> &'static [u8; 64] {
     // SAFETY: `a` is the address of a leaked `[u8; 64]`.
@@ -72,7 +51,8 @@ fn map_during_copy_back(
         let (tx, rx) = mpsc::channel();
         let rt = rt2.clone();
         std::thread::spawn(move || {
-            tx.send(construct(&rt, Op::Enter, &[(y, 64, mt::TO)])).ok();
+            tx.send(enter(&rt, &[(y, 64, mt::TO)]).map_err(|e| e.to_string()))
+                .ok();
         });
         let r = rx.recv_timeout(patience);
         *outcome2.lock().unwrap() = Some(r.clone().unwrap_or(blocked.clone()));
@@ -98,7 +78,7 @@ fn map_during_copy_back(
     }
     assert_eq!(*leak_read(x), [9u8; 64], "x got the device's bytes");
     assert!(rt.mapped_ptr(&dev, y).is_some(), "y is mapped");
-    construct(rt, Op::Exit, &[(y, 64, mt::DELETE)]).unwrap();
+    exit(rt, &[(y, 64, mt::DELETE)]).unwrap();
 }
 
 #[test]
@@ -116,19 +96,19 @@ fn other_threads_map_while_a_copy_back_is_queued() {
         let (x, y) = (addr(leak([3u8; 64])), addr(leak([5u8; 64])));
 
         // A construct's exit.
-        construct(&rt, Op::Enter, &[(x, 64, mt::TO)]).unwrap();
+        enter(&rt, &[(x, 64, mt::TO)]).unwrap();
         map_during_copy_back(&rt, &state, stream_ordered, x, y, || {
-            construct(&rt, Op::Exit, &[(x, 64, mt::FROM)]).unwrap()
+            exit(&rt, &[(x, 64, mt::FROM)]).unwrap()
         });
         assert!(rt.mapped_ptr(&dev, x).is_none(), "x was unmapped");
 
         // `target update from`.
         let x = addr(leak([4u8; 64]));
-        construct(&rt, Op::Enter, &[(x, 64, mt::TO)]).unwrap();
+        enter(&rt, &[(x, 64, mt::TO)]).unwrap();
         map_during_copy_back(&rt, &state, stream_ordered, x, y, || {
-            construct(&rt, Op::Update, &[(x, 64, mt::FROM)]).unwrap()
+            update(&rt, &[(x, 64, mt::FROM)]).unwrap()
         });
         assert!(rt.mapped_ptr(&dev, x).is_some(), "x is still mapped");
-        construct(&rt, Op::Exit, &[(x, 64, mt::DELETE)]).unwrap();
+        exit(&rt, &[(x, 64, mt::DELETE)]).unwrap();
     }
 }

@@ -11,7 +11,7 @@ use omptarget_plugin_mock::{MAGIC, MockPlugin, MockState, Op, OpKind};
 use std::sync::Arc;
 
 mod common;
-use common::{addr, leak, with_args};
+use common::{addr, construct, enter, exit, leak, with_args};
 
 /// A runtime with one mock plugin of `devices` devices, and one registered binary holding the
 /// kernel `inc` (adds 1 to the i32 its first argument points at) and a 4-byte global.
@@ -70,30 +70,8 @@ fn fixture_with(
     }
 }
 
-/// Runs one blocking construct on device 0: `op`, then the synchronisation.
-fn construct(
-    fx: &Fixture,
-    items: &[(usize, i64, u64)],
-    op: impl FnOnce(&Runtime, &Device, &mut MapArgs<'_>, &mut AsyncInfo) -> Result<(), Error>,
-) -> Result<(), Error> {
-    let dev = fx.rt.device(0)?;
-    with_args(items, |args| {
-        let mut ai = fx.rt.async_info(&dev);
-        let r = op(&fx.rt, &dev, args, &mut ai);
-        ai.synchronize().and(r)
-    })
-}
-
-fn enter(fx: &Fixture, items: &[(usize, i64, u64)]) -> Result<(), Error> {
-    construct(fx, items, |rt, dev, args, ai| rt.data_begin(dev, args, ai))
-}
-
-fn exit(fx: &Fixture, items: &[(usize, i64, u64)]) -> Result<(), Error> {
-    construct(fx, items, |rt, dev, args, ai| rt.data_end(dev, args, ai))
-}
-
 fn target(fx: &Fixture, items: &[(usize, i64, u64)]) -> Result<(), Error> {
-    construct(fx, items, |_, dev, args, ai| {
+    construct(&fx.rt, items, |_, dev, args, ai| {
         issue_target(fx, dev, args, ai)
     })
 }
@@ -148,27 +126,27 @@ fn reference_counts_decide_when_data_moves() {
     let fx = fixture(1, false, false);
     let mut a = Box::new([1i32, 2, 3, 4]);
     let item = (addr(&*a), 16, 0);
-    enter(&fx, &[(item.0, item.1, mt::TO)]).unwrap();
-    enter(&fx, &[(item.0, item.1, mt::TO)]).unwrap();
+    enter(&fx.rt, &[(item.0, item.1, mt::TO)]).unwrap();
+    enter(&fx.rt, &[(item.0, item.1, mt::TO)]).unwrap();
     a[0] = 100; // the device copy keeps 1: `to` of a present item copies nothing
     // One release: still present, nothing copied back.
-    exit(&fx, &[(item.0, item.1, mt::FROM)]).unwrap();
+    exit(&fx.rt, &[(item.0, item.1, mt::FROM)]).unwrap();
     assert!(fx.rt.target_is_present(item.0, 0));
     assert_eq!(a[0], 100);
     // The last release copies back the device's value.
-    exit(&fx, &[(item.0, item.1, mt::FROM)]).unwrap();
+    exit(&fx.rt, &[(item.0, item.1, mt::FROM)]).unwrap();
     assert_eq!(a[0], 1);
     assert!(!fx.rt.target_is_present(item.0, 0));
     // `delete` removes whatever the count, `always` copies whatever the count.
     for _ in 0..3 {
-        enter(&fx, &[(item.0, item.1, mt::TO)]).unwrap();
+        enter(&fx.rt, &[(item.0, item.1, mt::TO)]).unwrap();
     }
     a[1] = 7;
-    enter(&fx, &[(item.0, item.1, mt::TO | mt::ALWAYS)]).unwrap();
+    enter(&fx.rt, &[(item.0, item.1, mt::TO | mt::ALWAYS)]).unwrap();
     a[1] = 0;
-    exit(&fx, &[(item.0, item.1, mt::FROM | mt::ALWAYS)]).unwrap();
+    exit(&fx.rt, &[(item.0, item.1, mt::FROM | mt::ALWAYS)]).unwrap();
     assert_eq!(a[1], 7);
-    exit(&fx, &[(item.0, item.1, mt::DELETE)]).unwrap();
+    exit(&fx.rt, &[(item.0, item.1, mt::DELETE)]).unwrap();
     assert!(!fx.rt.target_is_present(item.0, 0));
     assert_eq!(
         fx.state.memory.live(),
@@ -181,14 +159,14 @@ fn reference_counts_decide_when_data_moves() {
 fn hold_references_survive_delete() {
     let fx = fixture(1, false, false);
     let a = Box::new([0u8; 8]);
-    enter(&fx, &[(addr(&*a), 8, mt::TO | mt::OMPX_HOLD)]).unwrap();
-    enter(&fx, &[(addr(&*a), 8, mt::TO)]).unwrap();
-    exit(&fx, &[(addr(&*a), 8, mt::DELETE)]).unwrap();
+    enter(&fx.rt, &[(addr(&*a), 8, mt::TO | mt::OMPX_HOLD)]).unwrap();
+    enter(&fx.rt, &[(addr(&*a), 8, mt::TO)]).unwrap();
+    exit(&fx.rt, &[(addr(&*a), 8, mt::DELETE)]).unwrap();
     assert!(
         fx.rt.target_is_present(addr(&*a), 0),
         "the hold reference keeps it"
     );
-    exit(&fx, &[(addr(&*a), 8, mt::OMPX_HOLD)]).unwrap();
+    exit(&fx.rt, &[(addr(&*a), 8, mt::OMPX_HOLD)]).unwrap();
     assert!(!fx.rt.target_is_present(addr(&*a), 0));
 }
 
@@ -198,7 +176,7 @@ fn present_on_unmapped_data_is_an_error_that_changes_nothing() {
     let x = Box::new(5i32);
     fx.rt.device(0).unwrap(); // loads the image (and its global) first
     let live = fx.state.memory.live();
-    let err = enter(&fx, &[(addr(&*x), 4, mt::TO | mt::PRESENT)]).unwrap_err();
+    let err = enter(&fx.rt, &[(addr(&*x), 4, mt::TO | mt::PRESENT)]).unwrap_err();
     assert!(matches!(err, Error::NotPresent { size: 4, .. }), "{err:?}");
     assert_eq!(fx.state.memory.live(), live, "nothing was allocated");
     assert!(!fx.rt.target_is_present(addr(&*x), 0));
@@ -208,13 +186,13 @@ fn present_on_unmapped_data_is_an_error_that_changes_nothing() {
 fn extending_a_mapping_is_an_error_that_keeps_the_table() {
     let fx = fixture(1, false, false);
     let a = Box::new([0i32; 8]);
-    enter(&fx, &[(addr(&*a), 16, mt::TO)]).unwrap();
+    enter(&fx.rt, &[(addr(&*a), 16, mt::TO)]).unwrap();
     let live = fx.state.memory.live();
-    let err = enter(&fx, &[(addr(&*a), 32, mt::TO)]).unwrap_err();
+    let err = enter(&fx.rt, &[(addr(&*a), 32, mt::TO)]).unwrap_err();
     assert!(matches!(err, Error::Extension { size: 32, .. }), "{err:?}");
     assert_eq!(fx.state.memory.live(), live);
     // The original entry's count is still 1: one release removes it.
-    exit(&fx, &[(addr(&*a), 16, 0)]).unwrap();
+    exit(&fx.rt, &[(addr(&*a), 16, 0)]).unwrap();
     assert!(!fx.rt.target_is_present(addr(&*a), 0));
 }
 
@@ -311,7 +289,7 @@ fn injected_failures_leave_no_leak_and_a_consistent_table() {
         // mapped items brings the device back to its baseline.
         for (p, size, _) in items {
             if fx.rt.target_is_present(p, 0) {
-                exit(&fx, &[(p, size, 0)]).unwrap();
+                exit(&fx.rt, &[(p, size, 0)]).unwrap();
             }
         }
         assert_eq!(
@@ -336,18 +314,18 @@ fn the_memory_manager_reuses_blocks_as_llvm_does() {
     let b = Box::new([0u8; 64]);
     let c = Box::new([0u8; 64]);
     let d = Box::new([0u8; 48]);
-    enter(&fx, &[(addr(&*a), 64, mt::TO), (addr(&*b), 64, mt::TO)]).unwrap();
+    enter(&fx.rt, &[(addr(&*a), 64, mt::TO), (addr(&*b), 64, mt::TO)]).unwrap();
     let (pa, pb) = (
         fx.rt.mapped_ptr(&dev, addr(&*a)).unwrap(),
         fx.rt.mapped_ptr(&dev, addr(&*b)).unwrap(),
     );
-    exit(&fx, &[(addr(&*a), 64, mt::DELETE)]).unwrap();
-    exit(&fx, &[(addr(&*b), 64, mt::DELETE)]).unwrap();
+    exit(&fx.rt, &[(addr(&*a), 64, mt::DELETE)]).unwrap();
+    exit(&fx.rt, &[(addr(&*b), 64, mt::DELETE)]).unwrap();
     assert_eq!(dev.cached_blocks(), 2);
-    enter(&fx, &[(addr(&*d), 48, mt::TO)]).unwrap();
+    enter(&fx.rt, &[(addr(&*d), 48, mt::TO)]).unwrap();
     assert_ne!(fx.rt.mapped_ptr(&dev, addr(&*d)), Some(pa), "no other size");
     assert_ne!(fx.rt.mapped_ptr(&dev, addr(&*d)), Some(pb));
-    enter(&fx, &[(addr(&*c), 64, mt::TO)]).unwrap();
+    enter(&fx.rt, &[(addr(&*c), 64, mt::TO)]).unwrap();
     assert_eq!(
         fx.rt.mapped_ptr(&dev, addr(&*c)),
         Some(pa),
@@ -356,10 +334,10 @@ fn the_memory_manager_reuses_blocks_as_llvm_does() {
     // A failed allocation empties the cache (b's block goes back) and is tried again.
     let live = fx.state.memory.live();
     fx.state.fail_nth(OpKind::Alloc, 1);
-    enter(&fx, &[(addr(&*a), 64, mt::TO)]).unwrap();
+    enter(&fx.rt, &[(addr(&*a), 64, mt::TO)]).unwrap();
     assert_ne!(fx.rt.mapped_ptr(&dev, addr(&*a)), Some(pa));
     let _ = b;
-    exit(&fx, &[(addr(&*a), 64, mt::DELETE)]).unwrap();
+    exit(&fx.rt, &[(addr(&*a), 64, mt::DELETE)]).unwrap();
     assert_eq!(dev.cached_blocks(), 1);
     assert_eq!(
         fx.state.memory.live(),
@@ -648,11 +626,11 @@ fn always_from_and_delete_of_one_item_in_one_construct_copies_then_removes() {
         let fx = fixture(1, stream_ordered, asynchronous);
         let x = Box::new(41i32);
         let item = |ty| (addr(&*x), 4, ty);
-        enter(&fx, &[item(mt::TO)]).unwrap();
-        enter(&fx, &[item(mt::TO)]).unwrap();
+        enter(&fx.rt, &[item(mt::TO)]).unwrap();
+        enter(&fx.rt, &[item(mt::TO)]).unwrap();
         target(&fx, &[item(mt::TO | mt::FROM | mt::TARGET_PARAM)]).unwrap();
         assert_eq!(*x, 41, "count 2: nothing came back yet");
-        exit(&fx, &[item(mt::FROM | mt::ALWAYS), item(mt::DELETE)]).unwrap();
+        exit(&fx.rt, &[item(mt::FROM | mt::ALWAYS), item(mt::DELETE)]).unwrap();
         assert_eq!(
             *x, 42,
             "the always-from copy happened (stream_ordered={stream_ordered})"

@@ -1,19 +1,18 @@
 //! `#pragma omp requires unified_shared_memory` on the mock backend: the decision whether a
 //! device can meet it, and what the requirement changes in mapping.
 
-use omptarget_core::MapArgs;
 use omptarget_core::image::OffloadEntry;
 use omptarget_core::ops::map_type as mt;
 use omptarget_core::plugin::LaunchConfig;
 use omptarget_core::requires::flags;
 use omptarget_core::trace::SourceLoc;
-use omptarget_core::{AsyncInfo, Config, Device, Error, NoHostRuntime, Runtime};
+use omptarget_core::{Config, Error, NoHostRuntime, Runtime};
 use omptarget_plugin_mock::{MAGIC, MockPlugin, MockState, Op};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 mod common;
-use common::{leak, with_args};
+use common::{construct, enter, exit, leak};
 
 struct Fixture {
     rt: Runtime,
@@ -85,33 +84,12 @@ fn fixture(unified_memory: bool, usm: bool) -> Fixture {
     }
 }
 
-fn construct(
-    fx: &Fixture,
-    items: &[(usize, i64, u64)],
-    op: impl FnOnce(&Runtime, &Device, &mut MapArgs<'_>, &mut AsyncInfo) -> Result<(), Error>,
-) -> Result<(), Error> {
-    let dev = fx.rt.device(0)?;
-    with_args(items, |args| {
-        let mut ai = fx.rt.async_info(&dev);
-        let r = op(&fx.rt, &dev, args, &mut ai);
-        ai.synchronize().and(r)
-    })
-}
-
-fn enter(fx: &Fixture, items: &[(usize, i64, u64)]) -> Result<(), Error> {
-    construct(fx, items, |rt, dev, args, ai| rt.data_begin(dev, args, ai))
-}
-
-fn exit(fx: &Fixture, items: &[(usize, i64, u64)]) -> Result<(), Error> {
-    construct(fx, items, |rt, dev, args, ai| rt.data_end(dev, args, ai))
-}
-
 fn target(fx: &Fixture, items: &[(usize, i64, u64)]) -> Result<(), Error> {
     let config = LaunchConfig {
         version: 3,
         ..Default::default()
     };
-    construct(fx, items, |rt, dev, args, ai| {
+    construct(&fx.rt, items, |rt, dev, args, ai| {
         rt.target(dev, fx.region, args, &config, &SourceLoc::default(), ai)
     })
 }
@@ -164,31 +142,31 @@ fn unified_shared_memory_maps_host_data_in_place_unless_close() {
     fx.state.clear_log();
     // Enter data, a region and exit data: nothing allocated or copied, nothing mapped, and
     // the kernel gets the host address.
-    enter(&fx, &[(x, 16, mt::TO)]).unwrap();
+    enter(&fx.rt, &[(x, 16, mt::TO)]).unwrap();
     assert!(!fx.rt.is_present(&dev, x));
     target(&fx, &[(x, 16, mt::TO | mt::FROM | mt::TARGET_PARAM)]).unwrap();
-    exit(&fx, &[(x, 16, mt::FROM)]).unwrap();
+    exit(&fx.rt, &[(x, 16, mt::FROM)]).unwrap();
     assert_eq!(allocs_and_copies(&fx), 0);
     assert_eq!(fx.seen.lock().unwrap().last().unwrap(), &vec![x]);
     // `present` finds nothing missing, at entry and at exit.
-    enter(&fx, &[(x, 16, mt::TO | mt::PRESENT)]).unwrap();
-    exit(&fx, &[(x, 16, mt::FROM | mt::PRESENT)]).unwrap();
+    enter(&fx.rt, &[(x, 16, mt::TO | mt::PRESENT)]).unwrap();
+    exit(&fx.rt, &[(x, 16, mt::FROM | mt::PRESENT)]).unwrap();
     assert_eq!(allocs_and_copies(&fx), 0);
 
     // `close` asks for a device copy, mapped and copied by the ordinary rules; a later map
     // without `close` finds that mapping.
-    enter(&fx, &[(x, 16, mt::TO | mt::CLOSE)]).unwrap();
+    enter(&fx.rt, &[(x, 16, mt::TO | mt::CLOSE)]).unwrap();
     assert!(fx.rt.is_present(&dev, x));
     let copy = fx.rt.mapped_ptr(&dev, x).unwrap();
     assert_ne!(copy, x);
     target(&fx, &[(x, 16, mt::TO | mt::FROM | mt::TARGET_PARAM)]).unwrap();
     assert_eq!(fx.seen.lock().unwrap().last().unwrap(), &vec![copy]);
-    exit(&fx, &[(x, 16, mt::FROM)]).unwrap();
+    exit(&fx.rt, &[(x, 16, mt::FROM)]).unwrap();
     assert!(!fx.rt.is_present(&dev, x));
     assert!(allocs_and_copies(&fx) >= 3, "{:?}", fx.state.log());
 
     // `close` with `present` on unmapped data is the ordinary error.
-    let e = enter(&fx, &[(x, 16, mt::TO | mt::CLOSE | mt::PRESENT)]).unwrap_err();
+    let e = enter(&fx.rt, &[(x, 16, mt::TO | mt::CLOSE | mt::PRESENT)]).unwrap_err();
     assert!(matches!(e, Error::NotPresent { .. }), "{e:?}");
 }
 
@@ -211,6 +189,6 @@ fn without_the_requirement_maps_copy_as_always() {
     target(&fx, &[(x, 16, mt::TO | mt::FROM | mt::TARGET_PARAM)]).unwrap();
     assert_ne!(fx.seen.lock().unwrap().last().unwrap(), &vec![x]);
     assert!(allocs_and_copies(&fx) >= 3);
-    let e = enter(&fx, &[(x, 16, mt::TO | mt::PRESENT)]).unwrap_err();
+    let e = enter(&fx.rt, &[(x, 16, mt::TO | mt::PRESENT)]).unwrap_err();
     assert!(matches!(e, Error::NotPresent { .. }), "{e:?}");
 }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 mod common;
-use common::{addr, leak, register_image, with_args};
+use common::{addr, enter, exit, leak, register_image};
 
 fn fixture() -> (Runtime, Arc<MockState>, usize) {
     let plugin = MockPlugin::new(1, false, false);
@@ -23,20 +23,6 @@ fn fixture() -> (Runtime, Arc<MockState>, usize) {
     );
     let (key, _) = register_image(&rt, c"k");
     (rt, state, key)
-}
-
-fn construct(rt: &Runtime, enter: bool, items: &[(usize, i64, u64)]) -> Result<(), String> {
-    let dev = rt.device(0).map_err(|e| e.to_string())?;
-    with_args(items, |args| {
-        let mut ai = rt.async_info(&dev);
-        let r = if enter {
-            rt.data_begin(&dev, args, &mut ai)
-        } else {
-            rt.data_end(&dev, args, &mut ai)
-        };
-        let done = ai.synchronize();
-        r.and(done).map_err(|e| e.to_string())
-    })
 }
 
 fn counts(state: &MockState) -> (usize, usize, usize) {
@@ -58,26 +44,26 @@ fn likely_copies_are_staged_ahead_and_used() {
     let (rt, state, key) = fixture();
     let x = leak([7u8; 64]);
     let small = leak([1u8; 16]);
-    construct(&rt, true, &[(addr(x), 64, mt::TO)]).unwrap();
+    enter(&rt, &[(addr(x), 64, mt::TO)]).unwrap();
     assert_eq!(counts(&state), (1, 1, 0), "a new item: staged ahead, used");
     assert_eq!(device_bytes(&rt, &state, addr(x), 64), vec![7u8; 64]);
-    construct(&rt, true, &[(addr(x), 64, mt::TO)]).unwrap();
+    enter(&rt, &[(addr(x), 64, mt::TO)]).unwrap();
     assert_eq!(
         counts(&state),
         (1, 1, 0),
         "present: no copy, so nothing staged"
     );
-    construct(&rt, true, &[(addr(x), 64, mt::TO | mt::ALWAYS)]).unwrap();
+    enter(&rt, &[(addr(x), 64, mt::TO | mt::ALWAYS)]).unwrap();
     assert_eq!(counts(&state), (2, 2, 0), "always: staged and used");
-    construct(&rt, true, &[(addr(small), 16, mt::TO)]).unwrap();
-    construct(&rt, true, &[(addr(leak([0u8; 64])), 64, mt::FROM)]).unwrap();
+    enter(&rt, &[(addr(small), 16, mt::TO)]).unwrap();
+    enter(&rt, &[(addr(leak([0u8; 64])), 64, mt::FROM)]).unwrap();
     assert_eq!(
         counts(&state),
         (2, 2, 0),
         "below the device's size, or no `to`"
     );
-    construct(&rt, false, &[(addr(x), 64, mt::DELETE)]).unwrap();
-    construct(&rt, false, &[(addr(small), 16, mt::DELETE)]).unwrap();
+    exit(&rt, &[(addr(x), 64, mt::DELETE)]).unwrap();
+    exit(&rt, &[(addr(small), 16, mt::DELETE)]).unwrap();
     rt.unregister(key);
     assert_eq!(state.memory.live(), 0);
 }
@@ -88,11 +74,11 @@ fn what_no_copy_used_is_given_back() {
     let x = leak([3u8; 64]);
     let dev = rt.device(0).unwrap();
     // `present` on unmapped data: an error, no copy.
-    assert!(construct(&rt, true, &[(addr(x), 64, mt::TO | mt::PRESENT)]).is_err());
+    assert!(enter(&rt, &[(addr(x), 64, mt::TO | mt::PRESENT)]).is_err());
     assert_eq!(counts(&state), (1, 0, 0), "no copy: the buffer came back");
     assert!(rt.mapped_ptr(&dev, addr(x)).is_none());
     state.fail_nth(OpKind::CopyToDevice, 1);
-    assert!(construct(&rt, true, &[(addr(x), 64, mt::TO)]).is_err());
+    assert!(enter(&rt, &[(addr(x), 64, mt::TO)]).is_err());
     assert_eq!(
         counts(&state),
         (2, 0, 0),
@@ -103,10 +89,10 @@ fn what_no_copy_used_is_given_back() {
         "the entry went with its copy"
     );
     // The next construct stages afresh and works.
-    construct(&rt, true, &[(addr(x), 64, mt::TO)]).unwrap();
+    enter(&rt, &[(addr(x), 64, mt::TO)]).unwrap();
     assert_eq!(counts(&state), (3, 1, 0));
     assert_eq!(device_bytes(&rt, &state, addr(x), 64), vec![3u8; 64]);
-    construct(&rt, false, &[(addr(x), 64, mt::DELETE)]).unwrap();
+    exit(&rt, &[(addr(x), 64, mt::DELETE)]).unwrap();
     rt.unregister(key);
     assert_eq!(state.memory.live(), 0);
 }

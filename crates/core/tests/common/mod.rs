@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use omptarget_core::image::OffloadEntry;
-use omptarget_core::{MapArgs, Runtime};
+use omptarget_core::{AsyncInfo, Device, Error, MapArgs, Runtime};
 use omptarget_plugin_mock::MAGIC;
 
 /// A value that lives for the rest of the test process (an address the runtime may keep).
@@ -48,4 +48,34 @@ pub fn register_image(rt: &Runtime, name: &'static std::ffi::CStr) -> (usize, us
     let key = addr(leak(1u64));
     rt.register(key, &[MAGIC], entries);
     (key, region)
+}
+
+/// One blocking construct on device 0: `op`, then the synchronisation (whose error is
+/// reported first).
+pub fn construct(
+    rt: &Runtime,
+    items: &[(usize, i64, u64)],
+    op: impl FnOnce(&Runtime, &Device, &mut MapArgs<'_>, &mut AsyncInfo) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let dev = rt.device(0)?;
+    with_args(items, |args| {
+        let mut ai = rt.async_info(&dev);
+        let r = op(rt, &dev, args, &mut ai);
+        ai.synchronize().and(r)
+    })
+}
+
+/// `target enter data` of `items` on device 0.
+pub fn enter(rt: &Runtime, items: &[(usize, i64, u64)]) -> Result<(), Error> {
+    construct(rt, items, |rt, dev, args, ai| rt.data_begin(dev, args, ai))
+}
+
+/// `target exit data` of `items` on device 0.
+pub fn exit(rt: &Runtime, items: &[(usize, i64, u64)]) -> Result<(), Error> {
+    construct(rt, items, |rt, dev, args, ai| rt.data_end(dev, args, ai))
+}
+
+/// `target update` of `items` on device 0.
+pub fn update(rt: &Runtime, items: &[(usize, i64, u64)]) -> Result<(), Error> {
+    construct(rt, items, |rt, dev, args, ai| rt.data_update(dev, args, ai))
 }

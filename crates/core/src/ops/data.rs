@@ -498,21 +498,8 @@ impl Constructs<'_> {
                 .extend(e.shadows.iter().map(|s| (s.host_addr, s.host_value)));
         }
         let retire = update_ref && (is_last || ai.retiring(id));
-        // On a device that frees on the queue the copy back is queued after the table is
-        // unlocked (the driver's call can take hundreds of microseconds when many threads
-        // submit at once, and other threads' items would wait for it). That is safe: the
-        // entry's memory stays allocated until this construct completes, whoever removes the
-        // entry (the construct counts among its users, `mark_use` above); this queue's order
-        // after the entry's pending transfer was queued above; and a copy back orders nothing
-        // for other queues (only a copy to the device marks the entry pending). Elsewhere a
-        // racing construct of another thread that mapped the same data could remove the entry
-        // and free its memory in between: the copy stays under the lock.
-        let held = if ai.keeps_used_memory() {
-            drop(table);
-            None
-        } else {
-            Some(table)
-        };
+        // Marked used above: the copy may go after the lock (`guard_for_copy_back`).
+        let held = ai.guard_for_copy_back(table);
         if copy_back {
             result = ai.copy(dev, CopyKind::DeviceToHost, begin, tgt, size);
             if result.is_err() {
@@ -653,14 +640,8 @@ impl Constructs<'_> {
         ai.mark_use(e, id);
         if ty & mt::FROM != 0 {
             trace::transfer(info, dev.id, false, host, tgt, size, name);
-            // As a construct's copy back (`end_item`): after the lock where this construct's
-            // use keeps the memory.
-            let held = if ai.keeps_used_memory() {
-                drop(table);
-                None
-            } else {
-                Some(table)
-            };
+            // Marked used above: the copy may go after the lock (`guard_for_copy_back`).
+            let held = ai.guard_for_copy_back(table);
             ai.copy(dev, CopyKind::DeviceToHost, host, tgt, size)?;
             drop(held);
             ai.restores

@@ -14,14 +14,14 @@ use crate::config::Config;
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::image::Abi;
-use crate::mapping::EntryId;
+use crate::mapping::{EntryId, MappingTable};
 use crate::requires::Requirements;
 use crate::tools::{DataOpKind, ToolCtx};
 use crate::trace;
 use keyed::{Created, Mark, Record, Records, Removal};
 use omptarget_plugin::{AllocKind, CopyKind, EventId, QueueId};
 use std::ffi::CStr;
-use std::sync::Arc;
+use std::sync::{Arc, MutexGuard};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// The constructs (`target data`, `enter`/`exit data`, `update`, `target`) as they run for a
@@ -550,10 +550,23 @@ impl AsyncInfo {
         self.marks.get_mut(at)
     }
 
-    /// Whether the device frees on the queue, so that [`AsyncInfo::mark_use`] keeps an
-    /// entry's memory until this construct completes whoever removes the entry.
-    pub(crate) fn keeps_used_memory(&self) -> bool {
-        self.stream_ordered
+    /// The mapping table's guard across a copy back to the host of an entry this construct
+    /// has marked used ([`AsyncInfo::mark_use`]): given up (`None`) on a device that frees on
+    /// the queue, kept elsewhere.
+    ///
+    /// The driver's call can take hundreds of microseconds when many threads submit at once,
+    /// and other threads' items would wait for it. Queued without the lock, the copy is still
+    /// safe where frees go on the queue: the entry's memory stays allocated until this
+    /// construct completes, whoever removes the entry meanwhile (the construct counts among
+    /// its users); this queue's wait for the entry's pending transfer was queued under the
+    /// lock; and a copy back orders nothing for other queues (only a copy to the device marks
+    /// an entry pending). Elsewhere a racing construct of another thread that mapped the same
+    /// data could remove the entry and free its memory before the copy reads it.
+    pub(crate) fn guard_for_copy_back<'t>(
+        &self,
+        table: MutexGuard<'t, MappingTable>,
+    ) -> Option<MutexGuard<'t, MappingTable>> {
+        (!self.stream_ordered).then_some(table)
     }
 
     /// Records that this construct's queued work uses entry `id` (devices that free on the

@@ -21,8 +21,8 @@ use crate::trace;
 use keyed::{Created, Mark, Record, Records, Removal};
 use omptarget_plugin::{AllocKind, CopyKind, EventId, QueueId};
 use std::ffi::CStr;
-use std::sync::{Arc, MutexGuard};
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, MutexGuard};
 
 /// The constructs (`target data`, `enter`/`exit data`, `update`, `target`) as they run for a
 /// runtime: what they read of it, passed down by the runtime, which sits a floor above

@@ -74,12 +74,12 @@ pub(super) struct Slot {
 
 #[derive(Default)]
 pub(super) struct Pool {
-    pub(super) free: Vec<Vec<Slot>>,
+    /// Free buffers of each class.
+    pub(super) free: [Vec<Slot>; CLASSES],
     /// Buffers whose DMA was followed by an event, oldest first.
     pub(super) in_flight: Vec<Slot>,
-    /// Pinned bytes in all, and in each class.
-    bytes: usize,
-    class_bytes: [usize; CLASSES],
+    /// Pinned bytes in each class.
+    bytes: [usize; CLASSES],
 }
 
 impl Staging {
@@ -104,9 +104,6 @@ impl Staging {
         );
         let mut slot = {
             let mut pool = self.pool.lock();
-            if pool.free.len() < CLASSES {
-                pool.free.resize_with(CLASSES, Vec::new);
-            }
             if let Some(s) = pool.free[class].pop() {
                 Some(s)
             } else if let Some(i) = pool.in_flight.iter().position(|s| {
@@ -116,16 +113,13 @@ impl Staging {
                         .unwrap_or(false)
             }) {
                 Some(pool.in_flight.remove(i))
-            } else if pool.bytes + class_size(class) <= self.limit
-                && pool.class_bytes[class] + class_size(class) <= allowed
+            } else if pool.bytes.iter().sum::<usize>() + class_size(class) <= self.limit
+                && pool.bytes[class] + class_size(class) <= allowed
             {
-                pool.bytes += class_size(class);
-                pool.class_bytes[class] += class_size(class);
+                pool.bytes[class] += class_size(class);
                 None
-            } else if let Some(i) = pool
-                .in_flight
-                .iter()
-                .position(|s| wait && s.class == class)
+            } else if wait
+                && let Some(i) = pool.in_flight.iter().position(|s| s.class == class)
             {
                 // At the limit: wait for the oldest buffer of this size in flight.
                 let s = pool.in_flight.remove(i);
@@ -146,9 +140,7 @@ impl Staging {
                 sys::cuMemAllocHost_v2(&mut p, class_size(class))
             });
             if r.is_err() {
-                let mut pool = self.pool.lock();
-                pool.bytes -= class_size(class);
-                pool.class_bytes[class] -= class_size(class);
+                self.pool.lock().bytes[class] -= class_size(class);
                 return Ok(None);
             }
             slot = Some(Slot {
@@ -166,9 +158,6 @@ impl Staging {
 
     pub(super) fn give_back(&self, slots: impl IntoIterator<Item = Slot>) {
         let mut pool = self.pool.lock();
-        if pool.free.len() < CLASSES {
-            pool.free.resize_with(CLASSES, Vec::new);
-        }
         for s in slots {
             let class = s.class;
             pool.free[class].push(s);

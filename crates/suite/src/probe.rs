@@ -18,6 +18,7 @@
 //! - `pool-trim GIB`: how long the default memory pool takes to give `GIB` GiB back to the
 //!   device (`cuMemPoolTrimTo`), and what `cuMemGetInfo` shows before and after (issue #14).
 
+use crate::bench::median;
 use crate::floor::{Gpu, alloc, ck, free, h2d, pinned, stream_new, sync};
 use cudarc::driver::sys::{self, CUdeviceptr};
 use std::time::Instant;
@@ -513,10 +514,9 @@ pub fn host_copies(reps: usize) -> Result<(), String> {
         sync(s)?;
         dma.push(gbps(SIZE, t.elapsed()));
     }
-    dma.sort_by(f64::total_cmp);
     println!(
         "probe=host-copies what=dma_h2d_pinned GBps={:.1}",
-        dma[dma.len() / 2]
+        median(&dma)
     );
     let from = pageable.as_ptr() as usize;
     for threads in [1usize, 2, 4, 8] {
@@ -552,7 +552,6 @@ pub fn host_copies(reps: usize) -> Result<(), String> {
                     rates.push(gbps(SIZE, t.elapsed()));
                     sync(s)?;
                 }
-                rates.sort_by(f64::total_cmp);
                 println!(
                     "probe=host-copies what={} threads={threads} beside_dma={with_dma} GBps={:.1}",
                     if to_pinned {
@@ -560,7 +559,7 @@ pub fn host_copies(reps: usize) -> Result<(), String> {
                     } else {
                         "pinned_to_pageable"
                     },
-                    rates[rates.len() / 2]
+                    median(&rates)
                 );
             }
         }

@@ -275,31 +275,6 @@ impl Staging {
             > STAGE_AFTER
     }
 
-    /// The first buffer for a one-buffer copy of `size` bytes (over [`SMALL`], at most
-    /// [`WHOLE`]) and the length of the pieces the copy goes in: one buffer of its size if the
-    /// pool has or may add one; else [`CHUNK`]-sized pieces if a buffer of that size is free
-    /// (a pool grown by pipelined copies holds mostly those, and the growth allowance counts
-    /// them: without this the copy took the driver's blocking path although buffers were
-    /// free); else the oldest buffer of its size in flight, waited for (or none: the driver's
-    /// path).
-    fn take_whole(&self, size: usize) -> Result<(usize, Option<Slot>)> {
-        if let Some(slot) = self.take(size, size, true, false)? {
-            return Ok((size, Some(slot)));
-        }
-        if size > CHUNK
-            && let Some(slot) = self.take(CHUNK, size, true, false)?
-        {
-            // Counted (no time: the copy's own calls are) under `OMPTARGET_RS_PROFILE=1`.
-            let started = crate::driver::profile::start();
-            crate::driver::profile::record(
-                "(copies in 1 MiB pieces: no buffer of their size)",
-                started,
-            );
-            return Ok((CHUNK, Some(slot)));
-        }
-        Ok((size, self.take(size, size, true, true)?))
-    }
-
     /// Runs `f(i)` for `i` in `0..n`, on up to `self.helpers` threads when `bytes` is large.
     fn parallel(
         &self,
@@ -351,7 +326,7 @@ impl Staging {
             })
         };
         if size <= SMALL
-            && let Some(slot) = self.take(size, size, false, true)?
+            && let Some(slot) = self.take(size, size, false)?
         {
             copy_bytes(slot.buf, src, size);
             return self.queue_small(stream, true, dst, slot.buf, size, |ps| {
@@ -365,9 +340,9 @@ impl Staging {
         }
         let n = chunks_to_device(size);
         let chunk = |i: usize| chunk_to_device(size, i);
-        // Queues `[off, off + len)` of the copy from `slot` (or straight from the program's
-        // memory without one).
-        let issue_at = |off: usize, len: usize, slot: Option<Slot>| -> Result<()> {
+        // Queues chunk `i` from `slot` (or straight from the program's memory without one).
+        let issue = |i: usize, slot: Option<Slot>| -> Result<()> {
+            let (off, len) = chunk(i);
             let Some(slot) = slot else {
                 self.note_direct(stream);
                 return no_buffer(|| dma(dst + off, src + off, len));
@@ -392,35 +367,14 @@ impl Staging {
             }
             r
         };
-        // Queues chunk `i`.
-        let issue = |i: usize, slot: Option<Slot>| -> Result<()> {
-            let (off, len) = chunk(i);
-            issue_at(off, len, slot)
-        };
         // Filled already, outside the caller's lock: only the DMA is left.
         if let Some(slot) = self.prestaged(src, size) {
             debug_assert_eq!(n, 1, "only single-buffer copies are staged ahead");
             return issue(0, Some(slot));
         }
-        if n == 1 {
-            let (piece, first) = self.take_whole(size)?;
-            let mut first = Some(first);
-            for off in (0..size).step_by(piece) {
-                let len = piece.min(size - off);
-                let slot = match first.take() {
-                    Some(slot) => slot,
-                    None => self.take(len, size, true, true)?,
-                };
-                if let Some(slot) = &slot {
-                    copy_bytes(slot.buf, src + off, len);
-                }
-                issue_at(off, len, slot)?;
-            }
-            return Ok(());
-        }
         let fill = |i: usize| -> Result<Option<Slot>> {
             let (off, len) = chunk(i);
-            let slot = self.take(len, size, true, true)?;
+            let slot = self.take(len, size, true)?;
             if let Some(slot) = &slot {
                 copy_bytes(slot.buf, src + off, len);
             }
@@ -455,7 +409,7 @@ impl Staging {
             })
         };
         if size <= SMALL
-            && let Some(slot) = self.take(size, size, false, true)?
+            && let Some(slot) = self.take(size, size, false)?
         {
             let buf = slot.buf;
             return self.queue_small(s as usize, false, buf, src, size, |ps| {
@@ -464,24 +418,13 @@ impl Staging {
         }
         self.flush(s as usize)?;
         let evented = size > SMALL;
-        let (piece, mut first) = if size <= SMALL {
-            (size, None)
-        } else if size <= WHOLE {
-            let (piece, slot) = self.take_whole(size)?;
-            (piece, Some(slot))
-        } else {
-            (CHUNK, None)
-        };
+        let piece = if size <= WHOLE { size } else { CHUNK };
         let mut chunks = Vec::with_capacity(size.div_ceil(piece));
         let mut result = Ok(());
         let mut off = 0;
         while off < size {
             let len = piece.min(size - off);
-            let taken = match first.take() {
-                Some(slot) => Ok(slot),
-                None => self.take(len, size, evented, true),
-            };
-            match taken {
+            match self.take(len, size, evented) {
                 Ok(Some(slot)) => {
                     result = dma(slot.buf, src + off, len);
                     if evented && result.is_ok() {

@@ -36,14 +36,9 @@ impl Staging {
             return Ok(false);
         }
         self.unstage();
-        let (piece, Some(slot)) = self.take_whole(size)? else {
+        let Some(slot) = self.take(size, size, true)? else {
             return Ok(false);
         };
-        if piece != size {
-            // Only a whole buffer is staged ahead; the copy takes the pieces itself.
-            self.give_back([slot]);
-            return Ok(false);
-        }
         copy_bytes(slot.buf, src, size);
         PRESTAGED.set(Some((self.key(), src, size, slot)));
         Ok(true)

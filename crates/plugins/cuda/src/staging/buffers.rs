@@ -88,14 +88,7 @@ impl Staging {
     /// growth [`allowance`]: counted per size, so that buffers of one size, kept from earlier
     /// copies, do not keep copies of another size from growing theirs). With
     /// `evented`, one whose event exists, reusing buffers in flight once their event completed.
-    /// With `wait`, at the limit it waits for the oldest buffer of the size in flight.
-    pub(super) fn take(
-        &self,
-        size: usize,
-        copy: usize,
-        evented: bool,
-        wait: bool,
-    ) -> Result<Option<Slot>> {
+    pub(super) fn take(&self, size: usize, copy: usize, evented: bool) -> Result<Option<Slot>> {
         let class = class_of(size);
         let allowed = allowance(
             self.limit,
@@ -118,9 +111,7 @@ impl Staging {
             {
                 pool.bytes[class] += class_size(class);
                 None
-            } else if wait
-                && let Some(i) = pool.in_flight.iter().position(|s| s.class == class)
-            {
+            } else if let Some(i) = pool.in_flight.iter().position(|s| s.class == class) {
                 // At the limit: wait for the oldest buffer of this size in flight.
                 let s = pool.in_flight.remove(i);
                 drop(pool);

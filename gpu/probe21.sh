@@ -14,6 +14,10 @@
 #   TABLE=1     nowait32x4MiB in all-scenario processes and after tofrom64MiB_pageable, with
 #               the profile's staging counters and the table's lock
 #   TRACE=N     ompt_trace N times under each runtime, counting unordered records
+#   CPU=1       nowait32x4MiB and arrays16x1KiB process by process under both runtimes, with
+#               each process's CPU time and context switches and the machine's busy, idle and
+#               steal time over it: whether the spread is the CPU's (spinning threads, a
+#               noisy host) or ours
 set -u
 cd "$(dirname "$0")/.."
 source gpu/unpack.sh
@@ -41,6 +45,39 @@ if [[ -n ${TABLE:-} ]]; then
   done
   for th in 1000000 1; do
     echo -n "-- OMPTARGET_QUERY_COUNT_THRESHOLD=$th: "; ours OMPTARGET_QUERY_COUNT_THRESHOLD=$th $B nowait32x4MiB 3 1
+  done
+  exit 0
+fi
+if [[ -n ${CPU:-} ]]; then
+  # /proc/stat's cpu line: busy (user nice system irq softirq), idle (idle iowait), steal; in
+  # ticks (USER_HZ), summed over the machine's CPUs.
+  stat() { awk '/^cpu /{print $2+$3+$4+$7+$8, $5+$6, $9}' /proc/stat; }
+  tm=$(command -v /usr/bin/time || true)
+  one() { # label, env..., then the scenario list
+    local label=$1 b0 i0 s0 b1 i1 s1 out; shift
+    read -r b0 i0 s0 < <(stat)
+    if [[ -n $tm ]]; then
+      out=$(timeout 120 $tm -f "proc_cpu_s=%U+%S ivcsw=%c vcsw=%w wall_s=%e" env "$@" 2>&1)
+    else
+      out=$( { TIMEFORMAT="proc_cpu_s=%U+%S wall_s=%R"; time timeout 120 env "$@"; } 2>&1)
+    fi
+    read -r b1 i1 s1 < <(stat)
+    echo "$label $(grep -E "^scenario=" <<< "$out" | sed -E 's/ (min_us|reps|iters)=[^ ]*//g' | tr '\n' ' ')$(grep -oE "proc_cpu_s.*" <<< "$out") machine_busy=$((b1 - b0)) idle=$((i1 - i0)) steal=$((s1 - s0))"
+  }
+  echo "== USER_HZ ticks over all $(nproc) CPUs; /usr/bin/time: ${tm:-none}"
+  for i in 1 2 3 4; do
+    one "llvm19" LD_LIBRARY_PATH=$L:$NV $B nowait32x4MiB 3 1
+    one "ours" LD_LIBRARY_PATH=$G/ours:$NV $B nowait32x4MiB 3 1
+    one "ours OMP_NUM_THREADS=4" OMP_NUM_THREADS=4 LD_LIBRARY_PATH=$G/ours:$NV $B nowait32x4MiB 3 1
+    one "ours KMP_BLOCKTIME=0" KMP_BLOCKTIME=0 LD_LIBRARY_PATH=$G/ours:$NV $B nowait32x4MiB 3 1
+    one "ours BLOCKING_SYNC" OMPTARGET_RS_CUDA_BLOCKING_SYNC=1 LD_LIBRARY_PATH=$G/ours:$NV $B nowait32x4MiB 3 1
+    one "ours arrays16" LD_LIBRARY_PATH=$G/ours:$NV $B arrays16x1KiB 3 1
+    one "ours tofrom,arrays16,nowait" LD_LIBRARY_PATH=$G/ours:$NV $B tofrom64MiB_pageable,arrays16x1KiB,nowait32x4MiB 3 1
+  done
+  for i in 1 2; do
+    echo "-- profile nowait32x4MiB (run $i)"
+    timeout 100 env LD_LIBRARY_PATH=$G/ours:$NV OMPTARGET_RS_PROFILE=1 $B nowait32x4MiB 3 1 2>&1 |
+      grep -E "^scenario|cuMemcpy|host copy|cuMemAlloc|cuStream|cuEvent|cuPointer|held" | cut -c1-120
   done
   exit 0
 fi

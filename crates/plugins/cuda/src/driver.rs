@@ -205,7 +205,9 @@ pub mod profile {
     /// Taken after every driver call while profiling: itself a place where threads meet, so
     /// counted like the others (a call's time is taken before it, so its waits show only here).
     static TOTALS_SITE: Site = Site::new("cuda: driver-call profile (profiling only)");
-    static TOTALS: Lock<Option<HashMap<&'static str, (u64, u128)>>> = Lock::new(&TOTALS_SITE, None);
+    /// Per entry point: calls, total and longest call in ns.
+    type Totals = HashMap<&'static str, (u64, u128, u128)>;
+    static TOTALS: Lock<Option<Totals>> = Lock::new(&TOTALS_SITE, None);
 
     fn enabled() -> bool {
         use std::sync::atomic::{AtomicBool, Ordering};
@@ -229,9 +231,10 @@ pub mod profile {
         let e = totals
             .get_or_insert_with(HashMap::new)
             .entry(what)
-            .or_insert((0, 0));
+            .or_insert((0, 0, 0));
         e.0 += 1;
         e.1 += ns;
+        e.2 = e.2.max(ns);
     }
 
     fn print_at_exit() {
@@ -240,11 +243,12 @@ pub mod profile {
         let mut rows: Vec<_> = t.iter().collect();
         rows.sort_by_key(|r| std::cmp::Reverse(r.1.1));
         eprintln!("omptarget-rs profile (host time in CUDA driver calls):");
-        for (name, (n, ns)) in rows {
+        for (name, (n, ns, max)) in rows {
             eprintln!(
-                "  {name:<40} {n:>8} calls {:>12.1} us total {:>9.2} us/call",
+                "  {name:<40} {n:>8} calls {:>12.1} us total {:>9.2} us/call {:>9.1} us max",
                 *ns as f64 / 1e3,
-                *ns as f64 / 1e3 / *n as f64
+                *ns as f64 / 1e3 / *n as f64,
+                *max as f64 / 1e3
             );
         }
     }

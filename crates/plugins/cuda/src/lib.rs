@@ -18,6 +18,7 @@ mod blocks;
 mod config;
 mod device;
 mod driver;
+pub mod hostcopy;
 pub mod image;
 mod kernel;
 mod plugin;

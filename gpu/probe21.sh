@@ -14,9 +14,6 @@
 #   TABLE=1     nowait32x4MiB in all-scenario processes and after tofrom64MiB_pageable, with
 #               the profile's staging counters and the table's lock
 #   TRACE=N     ompt_trace N times under each runtime, counting unordered records
-#   NT=1        host copy bandwidth by piece size, memcpy against the runtime's non-temporal
-#               copy (probe host-copies), then the copy rows with OMPTARGET_RS_CUDA_STREAMING_COPIES
-#               0 and 1 alternating
 #   CPU=1       nowait32x4MiB and arrays16x1KiB process by process under both runtimes, with
 #               each process's CPU time and context switches and the machine's busy, idle and
 #               steal time over it: whether the spread is the CPU's (spinning threads, a
@@ -51,17 +48,6 @@ if [[ -n ${TABLE:-} ]]; then
   done
   exit 0
 fi
-if [[ -n ${NT:-} ]]; then
-  timeout 100 $G/bin/omptarget-suite probe host-copies 5 2>&1 | grep -E "^probe="
-  for i in 1 2 3; do
-    for v in 0 1; do
-      echo -n "-- STREAMING_COPIES=$v (run $i): "
-      ours OMPTARGET_RS_CUDA_STREAMING_COPIES=$v $B tofrom64MiB_pageable,arrays16x1KiB,nowait32x4MiB 3 1 |
-        sed -E 's/ (min_us|reps|iters)=[^ ]*//g' | tr '\n' ' '; echo
-    done
-  done
-  exit 0
-fi
 if [[ -n ${CPU:-} ]]; then
   # /proc/stat's cpu line: busy (user nice system irq softirq), idle (idle iowait), steal; in
   # ticks (USER_HZ), summed over the machine's CPUs.
@@ -79,7 +65,7 @@ if [[ -n ${CPU:-} ]]; then
     echo "$label $(grep -E "^scenario=" <<< "$out" | sed -E 's/ (min_us|reps|iters)=[^ ]*//g' | tr '\n' ' ')$(grep -oE "proc_cpu_s.*" <<< "$out") machine_busy=$((b1 - b0)) idle=$((i1 - i0)) steal=$((s1 - s0))"
   }
   echo "== USER_HZ ticks over all $(nproc) CPUs; /usr/bin/time: ${tm:-none}"
-  for i in 1 2 3; do
+  for i in 1 2 3 4; do
     one "llvm19" LD_LIBRARY_PATH=$L:$NV $B nowait32x4MiB 3 1
     one "ours" LD_LIBRARY_PATH=$G/ours:$NV $B nowait32x4MiB 3 1
     one "ours OMP_NUM_THREADS=4" OMP_NUM_THREADS=4 LD_LIBRARY_PATH=$G/ours:$NV $B nowait32x4MiB 3 1

@@ -519,86 +519,48 @@ pub fn host_copies(reps: usize) -> Result<(), String> {
         median(&dma)
     );
     let from = pageable.as_ptr() as usize;
-    // The runtime copies in pieces of 256 KiB to 4 MiB (staging.rs), below the size at which
-    // glibc's memcpy turns to non-temporal stores by itself: `piece` 0 copies each thread's
-    // part in one call, else in pieces of that size; `stream` uses the runtime's own copy
-    // (non-temporal stores from 64 KiB, hostcopy.rs) instead of memcpy.
-    for (piece, stream) in [
-        (0usize, false),
-        (256 << 10, false),
-        (256 << 10, true),
-        (4 << 20, false),
-        (4 << 20, true),
-    ] {
-        for threads in [1usize, 2, 4, 8] {
-            if piece != 0 && threads == 2 {
-                continue;
-            }
-            for to_pinned in [true, false] {
-                for with_dma in [false, true] {
-                    if piece != 0 && !with_dma {
-                        continue;
-                    }
-                    let mut rates = Vec::with_capacity(reps);
-                    for _ in 0..reps.max(1) {
-                        if with_dma {
-                            // Longer than the host copies take: they run beside DMA throughout.
-                            for _ in 0..8 {
-                                h2d(dev, dma_src, SIZE, s)?;
-                            }
+    for threads in [1usize, 2, 4, 8] {
+        for to_pinned in [true, false] {
+            for with_dma in [false, true] {
+                let mut rates = Vec::with_capacity(reps);
+                for _ in 0..reps.max(1) {
+                    if with_dma {
+                        // Longer than the host copies take: they run beside DMA throughout.
+                        for _ in 0..8 {
+                            h2d(dev, dma_src, SIZE, s)?;
                         }
-                        let part = SIZE / threads;
-                        let t = Instant::now();
-                        std::thread::scope(|sc| {
-                            for k in 0..threads {
-                                sc.spawn(move || {
-                                    let (a, b) = (from + k * part, staging + k * part);
-                                    let (src, dst) = if to_pinned { (a, b) } else { (b, a) };
-                                    let step = if piece == 0 { part } else { piece.min(part) };
-                                    for off in (0..part).step_by(step) {
-                                        let n = step.min(part - off);
-                                        // SAFETY: disjoint pieces of two live buffers of SIZE
-                                        // bytes (the pageable one only read by the others).
-                                        unsafe {
-                                            if stream {
-                                                omptarget_plugin_cuda::hostcopy::copy(
-                                                    (dst + off) as *mut u8,
-                                                    (src + off) as *const u8,
-                                                    n,
-                                                )
-                                            } else {
-                                                std::ptr::copy_nonoverlapping(
-                                                    (src + off) as *const u8,
-                                                    (dst + off) as *mut u8,
-                                                    n,
-                                                )
-                                            }
-                                        };
-                                    }
-                                });
-                            }
-                        });
-                        rates.push(gbps(SIZE, t.elapsed()));
-                        sync(s)?;
                     }
-                    let how = match (piece, stream) {
-                        (0, _) => String::new(),
-                        (p, st) => format!(
-                            " piece_KiB={} copy={}",
-                            p >> 10,
-                            if st { "stream" } else { "memcpy" }
-                        ),
-                    };
-                    println!(
-                        "probe=host-copies what={} threads={threads} beside_dma={with_dma}{how} GBps={:.1}",
-                        if to_pinned {
-                            "pageable_to_pinned"
-                        } else {
-                            "pinned_to_pageable"
-                        },
-                        median(&rates)
-                    );
+                    let part = SIZE / threads;
+                    let t = Instant::now();
+                    std::thread::scope(|sc| {
+                        for k in 0..threads {
+                            sc.spawn(move || {
+                                let (a, b) = (from + k * part, staging + k * part);
+                                let (src, dst) = if to_pinned { (a, b) } else { (b, a) };
+                                // SAFETY: disjoint `part`-byte pieces of two live buffers of
+                                // SIZE bytes (the pageable one only read by the others).
+                                unsafe {
+                                    std::ptr::copy_nonoverlapping(
+                                        src as *const u8,
+                                        dst as *mut u8,
+                                        part,
+                                    )
+                                };
+                            });
+                        }
+                    });
+                    rates.push(gbps(SIZE, t.elapsed()));
+                    sync(s)?;
                 }
+                println!(
+                    "probe=host-copies what={} threads={threads} beside_dma={with_dma} GBps={:.1}",
+                    if to_pinned {
+                        "pageable_to_pinned"
+                    } else {
+                        "pinned_to_pageable"
+                    },
+                    median(&rates)
+                );
             }
         }
     }

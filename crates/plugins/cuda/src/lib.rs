@@ -18,7 +18,6 @@ mod blocks;
 mod config;
 mod device;
 mod driver;
-pub mod hostcopy;
 pub mod image;
 mod kernel;
 mod plugin;

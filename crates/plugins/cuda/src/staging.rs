@@ -190,7 +190,7 @@ fn copy_bytes(dst: usize, src: usize, size: usize) {
     // SAFETY: callers pass ranges the core guarantees live (the program's host memory for
     // the construct's duration) and pinned buffers of at least `size` bytes; they never
     // overlap (one is ours).
-    unsafe { crate::hostcopy::copy(dst as *mut u8, src as *const u8, size) };
+    unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, size) };
     crate::driver::profile::record("(host copy to/from staging buffers)", started);
 }
 

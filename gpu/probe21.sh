@@ -14,9 +14,6 @@
 #   TABLE=1     nowait32x4MiB in all-scenario processes and after tofrom64MiB_pageable, with
 #               the profile's staging counters and the table's lock
 #   TRACE=N     ompt_trace N times under each runtime, counting unordered records
-#   SERIAL=1    nowait32x4MiB (alone, and after tofrom and arrays16, with threads64) with the
-#               driver calls, or the copies out, queued one thread at a time behind a lock
-#               of ours (OMPTARGET_RS_CUDA_SERIAL_DRIVER / _SERIAL_COPIES_OUT), alternating
 #   CPU=1       nowait32x4MiB and arrays16x1KiB process by process under both runtimes, with
 #               each process's CPU time and context switches and the machine's busy, idle and
 #               steal time over it: whether the spread is the CPU's (spinning threads, a
@@ -32,7 +29,7 @@ B=$G/bench/gpu_scenarios
 log=${OUT:-/tmp}/probe21.txt
 exec > >(tee "$log") 2>&1
 echo "== $(nproc) cores; build: $(head -3 $G/BUILD-INFO.txt | tr '\n' ' ')"
-t() { timeout 120 env "$@" 2>&1 | grep -E "^scenario=" | head -6; }
+t() { timeout 120 env "$@" 2>&1 | grep -E "^scenario=" | head -3; }
 ours() { t LD_LIBRARY_PATH=$G/ours:$NV "$@"; }
 llvm() { t LD_LIBRARY_PATH=$L:$NV "$@"; }
 
@@ -48,23 +45,6 @@ if [[ -n ${TABLE:-} ]]; then
   done
   for th in 1000000 1; do
     echo -n "-- OMPTARGET_QUERY_COUNT_THRESHOLD=$th: "; ours OMPTARGET_QUERY_COUNT_THRESHOLD=$th $B nowait32x4MiB 3 1
-  done
-  exit 0
-fi
-if [[ -n ${SERIAL:-} ]]; then
-  row() { sed -E 's/ (min_us|reps|iters)=[^ ]*//g; s/scenario=//' | tr '\n' ' '; echo; }
-  vs=(X=0 OMPTARGET_RS_CUDA_SERIAL_COPIES_OUT=1 OMPTARGET_RS_CUDA_SERIAL_DRIVER=1)
-  for i in 1 2 3 4; do
-    for v in "${vs[@]}"; do echo -n "-- $v (run $i): "; ours $v $B nowait32x4MiB 3 1 | row; done
-    for v in "${vs[@]}"; do
-      echo -n "-- $v (run $i): "
-      ours $v $B tofrom64MiB_pageable,arrays16x1KiB,nowait32x4MiB,threads64_map64B 3 1 | row
-    done
-  done
-  for v in "${vs[@]}"; do
-    echo "-- profile $v"
-    timeout 100 env LD_LIBRARY_PATH=$G/ours:$NV OMPTARGET_RS_PROFILE=1 $v $B nowait32x4MiB 3 1 2>&1 |
-      grep -E "^scenario|cuMemcpy|host copy|cuStreamCreate|cuMemAlloc|held" | cut -c1-125
   done
   exit 0
 fi

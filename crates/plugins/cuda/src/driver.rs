@@ -11,7 +11,6 @@ pub use sys::{CUcontext, CUdevice, CUdeviceptr, CUmodule, CUstream};
 /// the call.
 pub fn call(what: &'static str, f: impl FnOnce() -> sys::CUresult) -> Result<()> {
     let started = profile::start();
-    let _one = serial(what);
     let r = catch_unwind(AssertUnwindSafe(f));
     profile::record(what, started);
     match r {
@@ -29,19 +28,6 @@ pub fn call(what: &'static str, f: impl FnOnce() -> sys::CUresult) -> Result<()>
             format!("{what}: the CUDA driver lacks this entry point"),
         )),
     }
-}
-
-/// EXPERIMENT (`OMPTARGET_RS_CUDA_SERIAL_DRIVER=1`): driver calls other than the
-/// synchronisations made one thread at a time, behind a lock of ours.
-fn serial(what: &str) -> Option<std::sync::MutexGuard<'static, ()>> {
-    use omptarget_plugin::contention::{Lock, Site};
-    static SITE: Site = Site::new("cuda: driver calls made one at a time");
-    static LOCK: Lock<()> = Lock::new(&SITE, ());
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    let on = *ON.get_or_init(|| {
-        std::env::var("OMPTARGET_RS_CUDA_SERIAL_DRIVER").is_ok_and(|v| v == "1")
-    });
-    (on && !what.contains("Synchronize")).then(|| LOCK.lock())
 }
 
 /// `cuStreamQuery`/`cuEventQuery`: `Ok(true)` when done, `Ok(false)` when still running.

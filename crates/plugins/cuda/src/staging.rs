@@ -153,12 +153,7 @@ pub struct Staging {
     pool: Padded<Lock<Pool>>,
     /// Each stream's staged work, in the shard of its stream.
     shards: Box<[Shard]>,
-    /// EXPERIMENT (`OMPTARGET_RS_CUDA_SERIAL_COPIES_OUT=1`): large copies out of the device
-    /// are queued one thread at a time.
-    serial_out: Option<Lock<()>>,
 }
-
-static SERIAL_OUT: Site = Site::new("cuda: copies out queued one at a time");
 
 /// Shards of the per-stream records (a power of two). A stream's records always live in the
 /// same shard, so everything done to one stream is still ordered by one lock (batches reach
@@ -227,9 +222,6 @@ impl Staging {
                     streams: Lock::with_default(&PENDING),
                 })
                 .collect(),
-            serial_out: std::env::var("OMPTARGET_RS_CUDA_SERIAL_COPIES_OUT")
-                .is_ok_and(|v| v == "1")
-                .then(|| Lock::new(&SERIAL_OUT, ())),
         }
     }
 
@@ -425,7 +417,6 @@ impl Staging {
             });
         }
         self.flush(s as usize)?;
-        let _one = self.serial_out.as_ref().map(|l| l.lock());
         let evented = size > SMALL;
         let piece = if size <= WHOLE { size } else { CHUNK };
         let mut chunks = Vec::with_capacity(size.div_ceil(piece));

@@ -14,6 +14,15 @@
 #   TABLE=1     nowait32x4MiB in all-scenario processes and after tofrom64MiB_pageable, with
 #               the profile's staging counters and the table's lock
 #   TRACE=N     ompt_trace N times under each runtime, counting unordered records
+#   PLACE=1     arrays16x1KiB and empty with the process pinned to each CPU in turn (taskset),
+#               twice: whether a process's latency follows the CPU it runs on
+#   BIMODAL=1   process by process: the raw-driver small-copies probe (no OpenMP runtime),
+#               with the arrays packed in one pinned buffer or one page each, ours on empty and
+#               arrays16x1KiB with and without address randomisation: whether a process's
+#               latency level is the driver's and the machine's or ours
+#   HELPERS=1   empty and arrays16x1KiB process by process with libomp's hidden helper threads
+#               off, one OpenMP thread, or neither: whether the latency level follows libomp's
+#               threads
 #   CPU=1       nowait32x4MiB and arrays16x1KiB process by process under both runtimes, with
 #               each process's CPU time and context switches and the machine's busy, idle and
 #               steal time over it: whether the spread is the CPU's (spinning threads, a
@@ -46,6 +55,31 @@ if [[ -n ${TABLE:-} ]]; then
   for th in 1000000 1; do
     echo -n "-- OMPTARGET_QUERY_COUNT_THRESHOLD=$th: "; ours OMPTARGET_QUERY_COUNT_THRESHOLD=$th $B nowait32x4MiB 3 1
   done
+  exit 0
+fi
+if [[ -n ${BIMODAL:-} ]]; then
+  short() { sed -E 's/ (min_us|reps|iters|result|arrays|bytes)=[^ ]*//g; s/(scenario|probe)=//' | tr '\n' ' '; }
+  for i in 1 2 3 4 5 6 7 8; do
+    echo "run $i: raw $(timeout 60 env LD_LIBRARY_PATH=$NV $G/bin/omptarget-suite probe small-copies 2>&1 |
+      grep -E "mode=(none|zero-copy|zero-copy-scattered)" | short)| ours $(ours $B empty,arrays16x1KiB 3 4 | short)| no ASLR $(ours setarch x86_64 -R $B empty,arrays16x1KiB 3 4 | short)"
+  done
+  exit 0
+fi
+if [[ -n ${HELPERS:-} ]]; then
+  short() { sed -E 's/ (min_us|reps|iters)=[^ ]*//g; s/scenario=//' | tr '\n' ' '; }
+  for i in 1 2 3 4 5 6 7 8; do
+    echo "run $i: default $(ours $B empty,arrays16x1KiB 3 4 | short)| no hidden helpers $(ours LIBOMP_USE_HIDDEN_HELPER_TASK=0 $B empty,arrays16x1KiB 3 4 | short)| OMP_NUM_THREADS=1 $(ours OMP_NUM_THREADS=1 $B empty,arrays16x1KiB 3 4 | short)"
+  done
+  exit 0
+fi
+if [[ -n ${PLACE:-} ]]; then
+  for pass in 1 2; do
+    for ((c = 0; c < $(nproc); c++)); do
+      echo "cpu=$c pass=$pass $(ours taskset -c $c $B empty,arrays16x1KiB 3 4 |
+        sed -E 's/ (min_us|reps|iters)=[^ ]*//g; s/scenario=//' | tr '\n' ' ')"
+    done
+  done
+  echo "unpinned $(ours $B empty,arrays16x1KiB 3 4 | sed -E 's/ (min_us|reps|iters)=[^ ]*//g; s/scenario=//' | tr '\n' ' ')"
   exit 0
 fi
 if [[ -n ${CPU:-} ]]; then

@@ -298,6 +298,7 @@ pub fn run(o: &Options) -> Result<(), String> {
         "{}",
         table(o.runs, &llvm, &ours, gcc.as_ref(), floors.as_ref())
     );
+    print!("{}", per_run(&llvm, &ours));
     if let Some(g) = &gcc {
         let path: Vec<String> = (o.gcc_lib.iter().map(|p| p.display().to_string()))
             .chain(o.extra_lib_path.clone())
@@ -371,6 +372,32 @@ fn table(
         t,
         "(median over {runs} runs of each run's per-region median; runs alternate between runtimes)"
     );
+    t
+}
+
+/// Below the table: each runtime's per-run medians in run order, with ours' spread (slowest
+/// over fastest run). A scenario whose processes fall into two latency levels (seen on the
+/// H200 and H100 machines, docs/PERFORMANCE.md) shows it here; the median hides it.
+fn per_run(llvm: &Samples, ours: &Samples) -> String {
+    let runs = |v: &[f64]| {
+        v.iter()
+            .map(|x| format!("{x:.1}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut t = String::from("per run (us, in run order):\n");
+    for (s, _, _) in rows(llvm, ours) {
+        let o = &ours[s];
+        let lo = o.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = o.iter().copied().fold(0.0, f64::max);
+        let _ = writeln!(
+            t,
+            "  {s:<32} ours {} (spread {:.2}) | LLVM 19 {}",
+            runs(o),
+            hi / lo,
+            runs(&llvm[s])
+        );
+    }
     t
 }
 
@@ -651,6 +678,20 @@ mod tests {
         assert_eq!(
             t.lines().nth(1).unwrap(),
             "a                                        31.000         10.000        3.10x"
+        );
+    }
+
+    #[test]
+    fn each_runs_time_is_listed_with_the_spread() {
+        let llvm = samples(&[("a", &[30.0, 31.0, 32.0]), ("b", &[9.0])]);
+        let ours = samples(&[("a", &[10.0, 13.0, 10.4]), ("c", &[1.0])]);
+        let t = per_run(&llvm, &ours);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines.len(), 2, "{t}");
+        assert_eq!(lines[0], "per run (us, in run order):");
+        assert_eq!(
+            lines[1].split_whitespace().collect::<Vec<_>>().join(" "),
+            "a ours 10.0 13.0 10.4 (spread 1.30) | LLVM 19 30.0 31.0 32.0"
         );
     }
 

@@ -205,30 +205,57 @@ pub fn small_copies(iters: usize, reps: usize) -> Result<(), String> {
         std::ptr::copy_nonoverlapping(v.as_ptr(), (host + at + k * 24) as *mut u64, 3);
     };
     let words = (BYTES / 8) as u64;
-    for mode in ["none", "plain", "batch", "staged-kernel", "zero-copy"] {
+    // `zero-copy-scattered`: as `zero-copy`, but each array in a pinned page of its own each
+    // way (as the runtime's pool gives a small copy a 4 KiB buffer of its own), 2K pages.
+    let pages: Vec<usize> = (0..2 * K).map(|_| pinned(4096)).collect::<Result<_, _>>()?;
+    for mode in [
+        "none",
+        "plain",
+        "batch",
+        "staged-kernel",
+        "zero-copy",
+        "zero-copy-scattered",
+    ] {
+        let scattered = mode == "zero-copy-scattered";
         // The tables: through the device staging area, or the pinned buffer itself.
-        let base = if mode == "zero-copy" {
+        let base = if mode.starts_with("zero-copy") {
             host as u64
         } else {
             dev_staging
         };
         for (k, &b) in blocks.iter().enumerate() {
             let piece = base + (data_off + k * BYTES) as u64;
-            table(0, k, [piece, b, words]);
-            table(TABLE, k, [b, piece, words]);
+            let (pin, pout) = if scattered {
+                (pages[k] as u64, pages[K + k] as u64)
+            } else {
+                (piece, piece)
+            };
+            table(0, k, [pin, b, words]);
+            table(TABLE, k, [b, pout, words]);
         }
         for a in arrays.iter_mut() {
             *a = 0.0;
         }
         let region = |n: usize, arrays: &mut [f64]| -> Result<(), String> {
             for _ in 0..n {
-                // SAFETY: the arrays fit the staging buffer's data part.
+                // SAFETY: the arrays fit the staging buffer's data part (or, scattered, each
+                // array its page).
                 unsafe {
-                    std::ptr::copy_nonoverlapping(
-                        arrays.as_ptr().cast::<u8>(),
-                        (host + data_off) as *mut u8,
-                        K * BYTES,
-                    )
+                    if scattered {
+                        for (k, &p) in pages[..K].iter().enumerate() {
+                            std::ptr::copy_nonoverlapping(
+                                arrays.as_ptr().cast::<u8>().add(k * BYTES),
+                                p as *mut u8,
+                                BYTES,
+                            )
+                        }
+                    } else {
+                        std::ptr::copy_nonoverlapping(
+                            arrays.as_ptr().cast::<u8>(),
+                            (host + data_off) as *mut u8,
+                            K * BYTES,
+                        )
+                    }
                 };
                 let mut ptrs: Vec<usize> = blocks.iter().map(|&b| b as usize).collect();
                 match mode {
@@ -242,7 +269,9 @@ pub fn small_copies(iters: usize, reps: usize) -> Result<(), String> {
                         crate::floor::h2d(dev_staging, host, staging_len, s)?;
                         gpu.launch(gpu.copyk, K as u32, 128, &mut [dev_staging as usize], s)?;
                     }
-                    "zero-copy" => gpu.launch(gpu.copyk, K as u32, 128, &mut [host], s)?,
+                    "zero-copy" | "zero-copy-scattered" => {
+                        gpu.launch(gpu.copyk, K as u32, 128, &mut [host], s)?
+                    }
                     _ => {}
                 }
                 gpu.launch(gpu.touch16, 1, 1, &mut ptrs, s)?;
@@ -263,17 +292,29 @@ pub fn small_copies(iters: usize, reps: usize) -> Result<(), String> {
                             s,
                         )?;
                     }
-                    "zero-copy" => gpu.launch(gpu.copyk, K as u32, 128, &mut [host + TABLE], s)?,
+                    "zero-copy" | "zero-copy-scattered" => {
+                        gpu.launch(gpu.copyk, K as u32, 128, &mut [host + TABLE], s)?
+                    }
                     _ => {}
                 }
                 sync(s)?;
                 // SAFETY: as above, back into the program's arrays.
                 unsafe {
-                    std::ptr::copy_nonoverlapping(
-                        (host + data_off) as *const u8,
-                        arrays.as_mut_ptr().cast::<u8>(),
-                        K * BYTES,
-                    )
+                    if scattered {
+                        for (k, &p) in pages[K..].iter().enumerate() {
+                            std::ptr::copy_nonoverlapping(
+                                p as *const u8,
+                                arrays.as_mut_ptr().cast::<u8>().add(k * BYTES),
+                                BYTES,
+                            )
+                        }
+                    } else {
+                        std::ptr::copy_nonoverlapping(
+                            (host + data_off) as *const u8,
+                            arrays.as_mut_ptr().cast::<u8>(),
+                            K * BYTES,
+                        )
+                    }
                 };
             }
             Ok(())

@@ -150,9 +150,35 @@ static void nowait32_4m(long n) {
   }
 }
 
-/* Whether `name` is one of the comma-separated names in `which` (or `which` is "all"). */
+/* host_memlat (only when named): the host's memory latency in this process, in us per
+   dependent load (x1000 = ns), a pointer chase over 512 MiB in a random cycle of 64-byte lines
+   (Sattolo's shuffle, a fixed seed). The GPU machines put processes on two latency levels
+   (docs/PERFORMANCE.md, fifth session); named before the latency scenarios in one process,
+   it shows whether a slow process's host memory is slow too. */
+static size_t *chase;
+static size_t chase_at;
+static void host_memlat(long n) {
+  const size_t lines = 512 * MiB / 64, step = 64 / sizeof(size_t);
+  if (!chase) {
+    chase = malloc(lines * 64);
+    if (!chase) exit(1);
+    for (size_t i = 0; i < lines; ++i) chase[i * step] = i;
+    unsigned long long x = 88172645463325252ULL;
+    for (size_t i = lines - 1; i > 0; --i) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      size_t j = (size_t)(x % i), t = chase[i * step];
+      chase[i * step] = chase[j * step], chase[j * step] = t;
+    }
+  }
+  size_t at = chase_at;
+  for (long i = 0; i < n; ++i) at = chase[at * step];
+  chase_at = at;
+}
+
+/* Whether `name` is one of the comma-separated names in `which` (or `which` is "all"; the
+   probes that start with "host_" only when named). */
 static int chosen(const char *which, const char *name) {
-  if (!strcmp(which, "all")) return 1;
+  if (!strcmp(which, "all")) return strncmp(name, "host_", 5) != 0;
   size_t n = strlen(name);
   for (const char *p = which; *p;) {
     const char *end = strchr(p, ',');
@@ -174,6 +200,7 @@ int main(int argc, char **argv) {
   memset(big, 0, bytes);
   /* per: regions per iteration (the per-region time is aggregate over threads and tasks) */
   struct { const char *name; fn_t f; long iters; int per; } s[] = {
+      {"host_memlat", host_memlat, 1000000, 1},
       {"empty", empty, 10000, 1},
       {"map64B", map64, 10000, 1},
       {"alloc64MiB_kernel", alloc64m, 200, 1},

@@ -17,9 +17,11 @@
 #   PLACE=1     arrays16x1KiB and empty with the process pinned to each CPU in turn (taskset),
 #               twice: whether a process's latency follows the CPU it runs on
 #   BIMODAL=1   process by process: the raw-driver small-copies probe (no OpenMP runtime),
-#               with the arrays packed in one pinned buffer or one page each, ours on empty and
-#               arrays16x1KiB with and without address randomisation: whether a process's
-#               latency level is the driver's and the machine's or ours
+#               with the arrays packed in one pinned buffer or one page each; ours on empty and
+#               arrays16x1KiB and LLVM 19 on empty, each after host_memlat (the process's host
+#               memory latency): whether a process's latency level is the machine's or ours
+#               (the fifth session's runs of this mode had no host_memlat and ran ours again
+#               under setarch -R instead of LLVM 19)
 #   HELPERS=1   empty and arrays16x1KiB process by process with libomp's hidden helper threads
 #               off, one OpenMP thread, or neither: whether the latency level follows libomp's
 #               threads
@@ -61,7 +63,7 @@ if [[ -n ${BIMODAL:-} ]]; then
   short() { sed -E 's/ (min_us|reps|iters|result|arrays|bytes)=[^ ]*//g; s/(scenario|probe)=//' | tr '\n' ' '; }
   for i in 1 2 3 4 5 6 7 8; do
     echo "run $i: raw $(timeout 60 env LD_LIBRARY_PATH=$NV $G/bin/omptarget-suite probe small-copies 2>&1 |
-      grep -E "mode=(none|zero-copy|zero-copy-scattered)" | short)| ours $(ours $B empty,arrays16x1KiB 3 4 | short)| no ASLR $(ours setarch x86_64 -R $B empty,arrays16x1KiB 3 4 | short)"
+      grep -E "mode=(none|zero-copy|zero-copy-scattered)" | short)| ours $(ours $B host_memlat,empty,arrays16x1KiB 3 4 | short)| llvm19 $(llvm $B host_memlat,empty 3 4 | short)"
   done
   exit 0
 fi

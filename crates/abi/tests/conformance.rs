@@ -43,6 +43,9 @@
 //!   `...` asks for a line that starts with what comes before (the rest names the device);
 //!   `// OURS-STDERR(clang19): text` for one compiler's runs only
 
+mod common;
+
+use common::repo_root;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -93,41 +96,19 @@ fn oracles(root: &Path) -> Vec<Oracle> {
     ]
 }
 
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .nth(2)
-        .expect("crates/abi sits two levels below the root")
-        .to_path_buf()
-}
-
-/// The folder holding our freshly built library, named as programs look for it.
+/// The folder holding our freshly built library, named as programs look for it (both
+/// LLVM 19's and 22's names).
 fn our_lib_dir() -> PathBuf {
-    // target/<profile>/deps/conformance-HASH → target/<profile>/libomptarget.so
-    let exe = std::env::current_exe().expect("test binary path");
-    let profile_dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target/<profile>");
     // CONFORMANCE_OURS_LIB: another build of ours (scripts/asan.sh: the AddressSanitizer one).
     let lib = std::env::var_os("CONFORMANCE_OURS_LIB")
         .map(PathBuf::from)
-        .unwrap_or_else(|| profile_dir.join("libomptarget.so"));
-    assert!(
-        lib.exists(),
-        "{} is missing: build it first (`cargo build -p omptarget-abi`; scripts/test.sh does)",
-        lib.display()
-    );
-    let dir = profile_dir.join("conformance-lib");
-    std::fs::create_dir_all(&dir).unwrap();
-    // One file under both names: a process whose program and libraries need different names
-    // loads it once (the dynamic loader recognises the file).
-    for name in ["libomptarget.so.19.1", "libomptarget.so.22.1"] {
-        let link = dir.join(name);
-        let _ = std::fs::remove_file(&link);
-        std::os::unix::fs::symlink(&lib, &link).unwrap();
-    }
-    dir
+        .unwrap_or_else(common::our_lib);
+    assert!(lib.exists(), "{} is missing", lib.display());
+    common::link_dir(
+        &lib,
+        "conformance-lib",
+        &["libomptarget.so.19.1", "libomptarget.so.22.1"],
+    )
 }
 
 #[derive(Default, Debug)]

@@ -5,42 +5,13 @@
 //! result, the outputs must agree, and the loader trace of every rank must show the intended
 //! `libomptarget.so.19.1`.
 
+mod common;
+
+use common::repo_root;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const LLVM_LIB: &str = "/usr/lib/llvm-19/lib";
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .nth(2)
-        .expect("crates/abi sits two levels below the root")
-        .to_path_buf()
-}
-
-fn profile_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("test binary path");
-    exe.parent()
-        .and_then(Path::parent)
-        .expect("target/<profile>")
-        .to_path_buf()
-}
-
-/// Our library, under the name programs look for, in a folder of its own.
-fn our_lib_dir() -> PathBuf {
-    let lib = profile_dir().join("libomptarget.so");
-    assert!(
-        lib.exists(),
-        "{} is missing: build it first (`cargo build -p omptarget-abi`; scripts/test.sh does)",
-        lib.display()
-    );
-    let dir = profile_dir().join("mpi-lib");
-    std::fs::create_dir_all(&dir).unwrap();
-    let link = dir.join("libomptarget.so.19.1");
-    let _ = std::fs::remove_file(&link);
-    std::os::unix::fs::symlink(&lib, &link).unwrap();
-    dir
-}
 
 fn build(work: &Path) -> PathBuf {
     let exe = work.join("mpi_stencil");
@@ -129,10 +100,10 @@ fn run(exe: &Path, ranks: usize, lib: &Path, work: &Path) -> String {
 
 #[test]
 fn the_mpi_stencil_agrees_with_llvm_19_on_1_2_and_4_ranks() {
-    let work = profile_dir().join("mpi-work");
+    let work = common::profile_dir().join("mpi-work");
     std::fs::create_dir_all(&work).unwrap();
     let exe = build(&work);
-    let ours = our_lib_dir();
+    let ours = common::our_lib_dir("mpi-lib");
     for ranks in [1, 2, 4] {
         let a = run(&exe, ranks, &ours, &work);
         let b = run(&exe, ranks, Path::new(LLVM_LIB), &work);

@@ -6,45 +6,11 @@
 //! says so four times), so there is no LLVM recording to replay here; on a GPU both directions
 //! run (`gpu/run.sh tools`).
 
+mod common;
+
+use common::{profile_dir, repo_root};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .nth(2)
-        .expect("crates/abi sits two levels below the root")
-        .to_path_buf()
-}
-
-fn profile_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("test binary path");
-    exe.parent()
-        .and_then(Path::parent)
-        .expect("target/<profile>")
-        .to_path_buf()
-}
-
-/// A folder holding our library under the name programs look for (made once: the tests run
-/// in parallel).
-fn our_lib_dir() -> PathBuf {
-    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    DIR.get_or_init(|| {
-        let lib = profile_dir().join("libomptarget.so");
-        assert!(
-            lib.exists(),
-            "{} is missing: build it first (`cargo build -p omptarget-abi`; scripts/test.sh does)",
-            lib.display()
-        );
-        let dir = profile_dir().join("record-lib");
-        std::fs::create_dir_all(&dir).unwrap();
-        let link = dir.join("libomptarget.so.19.1");
-        let _ = std::fs::remove_file(&link);
-        std::os::unix::fs::symlink(&lib, &link).unwrap();
-        dir
-    })
-    .clone()
-}
 
 fn scratch(name: &str) -> PathBuf {
     let d = profile_dir()
@@ -56,20 +22,7 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 fn compile(out: &Path) {
-    let src = repo_root().join("tests/record/record_kernels.c");
-    let o = Command::new("clang-19")
-        .args([
-            "-fopenmp",
-            "-fopenmp-targets=x86_64-pc-linux-gnu",
-            "-O1",
-            "-g0",
-        ])
-        .arg(&src)
-        .arg("-o")
-        .arg(out)
-        .output()
-        .expect("clang-19 runs (scripts/deps.sh installs it)");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    common::compile(&repo_root().join("tests/record/record_kernels.c"), out, &[]);
 }
 
 fn run(cmd: &mut Command) -> Output {
@@ -161,7 +114,7 @@ fn replay(dir: &Path, lib: &Path, name: &str) -> (String, String) {
 
 #[test]
 fn llvm_replays_what_we_record() {
-    let lib = our_lib_dir();
+    let lib = common::our_lib_dir("record-lib");
     let dir = scratch("roundtrip");
     let names = record(&dir, &lib);
     assert_eq!(names.len(), 4, "one recording per kernel: {names:?}");
@@ -225,7 +178,7 @@ fn llvm_replays_what_we_record() {
 /// The replay really runs the kernel on the recorded memory: changed input, changed output.
 #[test]
 fn a_changed_memory_fails_verification() {
-    let lib = our_lib_dir();
+    let lib = common::our_lib_dir("record-lib");
     let dir = scratch("mutated");
     let names = record(&dir, &lib);
     let name = &names[0];
@@ -248,7 +201,7 @@ fn nothing_is_recorded_unless_asked() {
     compile(&exe);
     run(Command::new(&exe)
         .current_dir(&dir)
-        .env("LD_LIBRARY_PATH", our_lib_dir()));
+        .env("LD_LIBRARY_PATH", common::our_lib_dir("record-lib")));
     let llvm = run(Command::new(&exe)
         .current_dir(&dir)
         .env("LD_LIBRARY_PATH", "/usr/lib/llvm-19/lib")

@@ -5,7 +5,6 @@
 //! `enter data map(to:)` found it and did not copy the new host value in.
 
 use omptarget_core::MapArgs;
-use omptarget_core::image::OffloadEntry;
 use omptarget_core::ops::map_type as mt;
 use omptarget_core::plugin::LaunchConfig;
 use omptarget_core::trace::SourceLoc;
@@ -14,7 +13,7 @@ use omptarget_plugin_mock::{MAGIC, MockPlugin, MockState, OpKind};
 use std::sync::Arc;
 
 mod common;
-use common::{addr, leak, with_args};
+use common::{addr, entry, leak, with_args};
 
 struct Fixture {
     rt: Runtime,
@@ -35,13 +34,7 @@ fn fixture(stream_ordered: bool, asynchronous: bool) -> Fixture {
         Box::new(NoHostRuntime),
     );
     let region = addr(leak(0u8));
-    let entries = vec![OffloadEntry {
-        addr: region,
-        name: c"inc",
-        size: 0,
-        flags: 0,
-        data: 0,
-    }];
+    let entries = vec![entry(c"inc", region, 0)];
     rt.register(addr(leak(0u64)), &[MAGIC], entries);
     rt.device(0).expect("the mock device loads");
     Fixture { rt, state, region }

@@ -7,7 +7,9 @@
 //! must succeed; and at the end the device returns to its baseline and unregistration frees
 //! everything.
 
-use omptarget_core::image::OffloadEntry;
+mod common;
+
+use common::{addr, entry, leak};
 use omptarget_core::mapping::{Entry, RefCount};
 use omptarget_core::ops::map_type as mt;
 use omptarget_core::ops::{MapperComponent, push_component};
@@ -172,10 +174,6 @@ const SCRIPTS: &[(&str, &[Construct])] = &[
     ),
 ];
 
-fn leak<T>(v: T) -> &'static T {
-    Box::leak(Box::new(v))
-}
-
 struct Fixture {
     rt: Runtime,
     state: Arc<MockState>,
@@ -213,27 +211,9 @@ fn fixture(model: Model) -> Fixture {
     let deref_inc = leak(0u8) as *const u8 as usize;
     let global = leak(0u32) as *const u32 as usize;
     let entries = vec![
-        OffloadEntry {
-            addr: inc,
-            name: c"inc",
-            size: 0,
-            flags: 0,
-            data: 0,
-        },
-        OffloadEntry {
-            addr: deref_inc,
-            name: c"deref_inc",
-            size: 0,
-            flags: 0,
-            data: 0,
-        },
-        OffloadEntry {
-            addr: global,
-            name: c"g",
-            size: 4,
-            flags: 0,
-            data: 0,
-        },
+        entry(c"inc", inc, 0),
+        entry(c"deref_inc", deref_inc, 0),
+        entry(c"g", global, 4),
     ];
     let key = leak(1u64) as *const u64 as usize;
     rt.register(key, &[MAGIC], entries);
@@ -247,10 +227,6 @@ fn fixture(model: Model) -> Fixture {
         global,
         dev,
     }
-}
-
-fn addr<T>(x: &T) -> usize {
-    x as *const T as usize
 }
 
 /// The mapper of `m`: the whole array, then its first two elements as a member.
@@ -842,27 +818,9 @@ fn every_faultable_call_while_loading_fails_cleanly() {
 
 fn register_fixture_image(rt: &Runtime) -> usize {
     let entries = vec![
-        OffloadEntry {
-            addr: leak(0u8) as *const u8 as usize,
-            name: c"inc",
-            size: 0,
-            flags: 0,
-            data: 0,
-        },
-        OffloadEntry {
-            addr: leak(0u8) as *const u8 as usize,
-            name: c"deref_inc",
-            size: 0,
-            flags: 0,
-            data: 0,
-        },
-        OffloadEntry {
-            addr: leak(0u32) as *const u32 as usize,
-            name: c"g",
-            size: 4,
-            flags: 0,
-            data: 0,
-        },
+        entry(c"inc", leak(0u8) as *const u8 as usize, 0),
+        entry(c"deref_inc", leak(0u8) as *const u8 as usize, 0),
+        entry(c"g", leak(0u32) as *const u32 as usize, 4),
     ];
     let key = leak(1u64) as *const u64 as usize;
     rt.register(key, &[MAGIC], entries);

@@ -2,19 +2,14 @@
 //! its constructors, a binary unregistered meanwhile is never installed, and an image whose
 //! constructor fails leaves nothing behind.
 
+mod common;
+
+use common::{addr, entry, leak};
 use omptarget_core::image::{OffloadEntry, entry_flags};
 use omptarget_core::{Config, NoHostRuntime, Runtime};
 use omptarget_plugin_mock::{MAGIC, MockPlugin, MockState, Op, OpKind};
 use std::sync::Arc;
 use std::time::Duration;
-
-fn leak<T>(v: T) -> &'static T {
-    Box::leak(Box::new(v))
-}
-
-fn addr<T>(x: &T) -> usize {
-    x as *const T as usize
-}
 
 /// A runtime over one mock device and a binary whose entries are a constructor `ctor` and a
 /// 4-byte global; returns the key and the global's host address.
@@ -29,13 +24,7 @@ fn runtime_with_ctor(rt: &Runtime) -> (usize, usize) {
             flags: entry_flags::CTOR,
             data: 0,
         },
-        OffloadEntry {
-            addr: global,
-            name: c"g",
-            size: 4,
-            flags: 0,
-            data: 0,
-        },
+        entry(c"g", global, 4),
     ];
     let key = addr(leak(0u64));
     let image: &'static [u8] = MAGIC;

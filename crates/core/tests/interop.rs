@@ -2,7 +2,6 @@
 //! life (out of the pool while the object lives, drained before it returns), and the order
 //! of the program's foreign work against later constructs and their stream-ordered frees.
 
-use omptarget_core::image::OffloadEntry;
 use omptarget_core::interop::{InteropKind, PropertyType, Rc, Value};
 use omptarget_core::ops::map_type as mt;
 use omptarget_core::{Config, Error, NoHostRuntime, Runtime};
@@ -12,7 +11,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 mod common;
-use common::with_args;
+use common::{entry, with_args};
 
 fn leak<T>(v: T) -> &'static T {
     Box::leak(Box::new(v))
@@ -27,13 +26,7 @@ fn runtime(foreign: bool) -> (Runtime, Arc<MockState>) {
         vec![Arc::new(plugin)],
         Box::new(NoHostRuntime),
     );
-    let entries = vec![OffloadEntry {
-        addr: leak(0u8) as *const u8 as usize,
-        name: c"k",
-        size: 0,
-        flags: 0,
-        data: 0,
-    }];
+    let entries = vec![entry(c"k", leak(0u8) as *const u8 as usize, 0)];
     rt.register(leak(1u64) as *const u64 as usize, &[MAGIC], entries);
     (rt, state)
 }

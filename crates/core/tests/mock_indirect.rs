@@ -10,7 +10,7 @@ use omptarget_plugin_mock::{MAGIC, MockPlugin, Op};
 use std::sync::{Arc, Mutex};
 
 mod common;
-use common::with_args;
+use common::{entry, with_args};
 
 fn leak<T>(v: T) -> &'static T {
     Box::leak(Box::new(v))
@@ -48,13 +48,7 @@ fn indirect_functions_map_to_their_device_functions() {
     let region = leak(0u8) as *const u8 as usize;
     // The higher host address comes first, so the table must be sorted.
     let entries = vec![
-        OffloadEntry {
-            addr: region,
-            name: c"call",
-            size: 0,
-            flags: 0,
-            data: 0,
-        },
+        entry(c"call", region, 0),
         OffloadEntry {
             addr: host_hi,
             name: c"__omp_offloading_f_hi",
@@ -139,13 +133,7 @@ fn llvm22_vtables_translate_slot_by_slot_and_map_to_themselves() {
     let host_vtable = leak([0usize; 5]).as_ptr() as usize;
     let region = leak(0u8) as *const u8 as usize;
     let entries = vec![
-        OffloadEntry {
-            addr: region,
-            name: c"k",
-            size: 0,
-            flags: 0,
-            data: 0,
-        },
+        entry(c"k", region, 0),
         OffloadEntry {
             addr: host_vtable,
             name: c"__omp_offloading_x__ZTV1D_l4addr",

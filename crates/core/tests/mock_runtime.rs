@@ -2,7 +2,6 @@
 //! failure injection, with the device's memory inspected directly.
 
 use omptarget_core::MapArgs;
-use omptarget_core::image::OffloadEntry;
 use omptarget_core::ops::map_type as mt;
 use omptarget_core::plugin::LaunchConfig;
 use omptarget_core::trace::SourceLoc;
@@ -11,7 +10,7 @@ use omptarget_plugin_mock::{MAGIC, MockPlugin, MockState, Op, OpKind};
 use std::sync::Arc;
 
 mod common;
-use common::{addr, construct, enter, exit, leak, with_args};
+use common::{addr, construct, enter, entry, exit, leak, with_args};
 
 /// A runtime with one mock plugin of `devices` devices, and one registered binary holding the
 /// kernel `inc` (adds 1 to the i32 its first argument points at) and a 4-byte global.
@@ -44,22 +43,7 @@ fn fixture_with(
     let region = leak(0u8) as *const u8 as usize;
     let global = leak(0u32) as *const u32 as usize;
     let image: &'static [u8] = MAGIC;
-    let entries = vec![
-        OffloadEntry {
-            addr: region,
-            name: c"inc",
-            size: 0,
-            flags: 0,
-            data: 0,
-        },
-        OffloadEntry {
-            addr: global,
-            name: c"g",
-            size: 4,
-            flags: 0,
-            data: 0,
-        },
-    ];
+    let entries = vec![entry(c"inc", region, 0), entry(c"g", global, 4)];
     let key = leak(1u64) as *const u64 as usize;
     rt.register(key, &[image], entries);
     Fixture {

@@ -12,7 +12,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 mod common;
-use common::{construct, enter, exit, leak};
+use common::{construct, enter, entry, exit, leak};
 
 struct Fixture {
     rt: Runtime,
@@ -47,20 +47,8 @@ fn fixture(unified_memory: bool, usm: bool) -> Fixture {
     let variable = leak(0x1234u64) as *const u64 as usize;
     let ref_ptr = leak(variable) as *const usize as usize;
     let mut entries = vec![
-        OffloadEntry {
-            addr: region,
-            name: c"rec",
-            size: 0,
-            flags: 0,
-            data: 0,
-        },
-        OffloadEntry {
-            addr: ref_ptr,
-            name: c"g_decl_tgt_ref_ptr",
-            size: 8,
-            flags: 0,
-            data: 0,
-        },
+        entry(c"rec", region, 0),
+        entry(c"g_decl_tgt_ref_ptr", ref_ptr, 8),
     ];
     if usm {
         entries.push(OffloadEntry {

@@ -3,7 +3,6 @@
 //! when it has not, `omp_target_memcpy_rect`'s rows follow the same path, and host threads
 //! running constructs on different devices each use their own device's queues and memory.
 
-use omptarget_core::image::OffloadEntry;
 use omptarget_core::ops::map_type as mt;
 use omptarget_core::plugin::{AllocKind, CopyKind, LaunchConfig};
 use omptarget_core::trace::SourceLoc;
@@ -13,7 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 mod common;
-use common::with_args;
+use common::{entry, with_args};
 
 fn leak<T>(v: T) -> &'static T {
     Box::leak(Box::new(v))
@@ -34,13 +33,7 @@ fn runtime(devices: usize) -> (Runtime, Arc<MockState>, usize) {
         Box::new(NoHostRuntime),
     );
     let region = leak(0u8) as *const u8 as usize;
-    let entries = vec![OffloadEntry {
-        addr: region,
-        name: c"inc",
-        size: 0,
-        flags: 0,
-        data: 0,
-    }];
+    let entries = vec![entry(c"inc", region, 0)];
     rt.register(leak(1u64) as *const u64 as usize, &[MAGIC], entries);
     (rt, state, region)
 }

@@ -4,7 +4,6 @@
 //! stream-ordered free on the construct's queue after its copy back; the summary's counts,
 //! bytes and allocations; LLVM's granularity filter.
 
-use omptarget_core::image::OffloadEntry;
 use omptarget_core::ops::map_type as mt;
 use omptarget_core::plugin::LaunchConfig;
 use omptarget_core::tools::ConstructKind;
@@ -15,7 +14,7 @@ use omptarget_plugin_mock::{MAGIC, MockPlugin, MockState, cost};
 use std::sync::Arc;
 
 mod common;
-use common::with_args;
+use common::{entry, with_args};
 
 fn leak<T>(v: T) -> &'static T {
     Box::leak(Box::new(v))
@@ -45,13 +44,7 @@ fn setup(granularity_us: u64) -> (Runtime, Arc<MockState>, Arc<Profiler>, usize)
     rt.register(
         leak(1u64) as *const u64 as usize,
         &[MAGIC],
-        vec![OffloadEntry {
-            addr: region,
-            name: c"inc",
-            size: 0,
-            flags: 0,
-            data: 0,
-        }],
+        vec![entry(c"inc", region, 0)],
     );
     (rt, state, p, region)
 }

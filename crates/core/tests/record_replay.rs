@@ -3,7 +3,9 @@
 //! every later allocation comes from the region, and a start address that is taken is
 //! reported as the offset LLVM's replay tool corrects pointer arguments by.
 
-use omptarget_core::image::OffloadEntry;
+mod common;
+
+use common::entry;
 use omptarget_core::plugin::AllocKind;
 use omptarget_core::{Config, NoHostRuntime, Runtime};
 use omptarget_plugin_mock::{MAGIC, MockPlugin, MockState, Op};
@@ -18,13 +20,7 @@ fn runtime() -> (Runtime, Arc<MockState>) {
         Box::new(NoHostRuntime),
     );
     // As the replay tool registers a recording: one entry, address 0x1, the kernel's name.
-    let entries = vec![OffloadEntry {
-        addr: 1,
-        name: c"k",
-        size: 0,
-        flags: 0,
-        data: 0,
-    }];
+    let entries = vec![entry(c"k", 1, 0)];
     rt.register(0x1000, &[MAGIC], entries);
     (rt, state)
 }

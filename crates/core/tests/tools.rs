@@ -2,7 +2,6 @@
 //! construct, an `omp_target_*` routine and the device life cycle report, in which order,
 //! with which addresses, and that nothing is dispatched without a subscriber.
 
-use omptarget_core::image::OffloadEntry;
 use omptarget_core::ops::map_type as mt;
 use omptarget_core::plugin::{AllocKind, LaunchConfig};
 use omptarget_core::tools::{
@@ -14,7 +13,7 @@ use omptarget_plugin_mock::{MAGIC, MockPlugin, MockState, Op};
 use std::sync::{Arc, Mutex};
 
 mod common;
-use common::with_args;
+use common::{entry, with_args};
 
 fn leak<T>(v: T) -> &'static T {
     Box::leak(Box::new(v))
@@ -136,13 +135,7 @@ fn fixture(stream_ordered: bool, asynchronous: bool, trace: bool) -> Fixture {
     });
     assert!(rt.tools.subscribe(tool.clone()));
     let region = leak(0u8) as *const u8 as usize;
-    let entries = vec![OffloadEntry {
-        addr: region,
-        name: c"inc",
-        size: 0,
-        flags: 0,
-        data: 0,
-    }];
+    let entries = vec![entry(c"inc", region, 0)];
     let key = leak(1u64) as *const u64 as usize;
     rt.register(key, &[MAGIC], entries);
     Fixture {

@@ -24,19 +24,38 @@ pub fn profile_dir() -> PathBuf {
         .to_path_buf()
 }
 
-/// A folder holding our library under the name programs look for.
-pub fn our_lib_dir(name: &str) -> PathBuf {
+/// Our freshly built library (`target/<profile>/libomptarget.so`).
+pub fn our_lib() -> PathBuf {
     let lib = profile_dir().join("libomptarget.so");
     assert!(
         lib.exists(),
         "{} is missing: build it first (`cargo build -p omptarget-abi`; scripts/test.sh does)",
         lib.display()
     );
+    lib
+}
+
+/// A folder holding our library under the name programs look for.
+pub fn our_lib_dir(name: &str) -> PathBuf {
+    link_dir(&our_lib(), name, &["libomptarget.so.19.1"])
+}
+
+/// `target/<profile>/<name>`, holding `lib` under each of `sonames` (one file under several
+/// names: a process whose program and libraries need different names loads it once). Safe
+/// to call from tests running at once: each link is made aside and renamed into place.
+pub fn link_dir(lib: &Path, name: &str, sonames: &[&str]) -> PathBuf {
     let dir = profile_dir().join(name);
     std::fs::create_dir_all(&dir).unwrap();
-    let link = dir.join("libomptarget.so.19.1");
-    let _ = std::fs::remove_file(&link);
-    std::os::unix::fs::symlink(&lib, &link).unwrap();
+    for soname in sonames {
+        let aside = dir.join(format!(
+            ".{soname}.{}.{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        let _ = std::fs::remove_file(&aside);
+        std::os::unix::fs::symlink(lib, &aside).unwrap();
+        std::fs::rename(&aside, dir.join(soname)).unwrap();
+    }
     dir
 }
 

@@ -34,17 +34,23 @@ pub fn with_args<R>(items: &[(usize, i64, u64)], f: impl FnOnce(&mut MapArgs<'_>
     f(&mut args)
 }
 
+/// An offload entry without flags: a kernel (`size` 0) or a global of `size` bytes at
+/// `addr`, the host address the image's table gives it.
+pub fn entry(name: &'static std::ffi::CStr, addr: usize, size: usize) -> OffloadEntry {
+    OffloadEntry {
+        addr,
+        name,
+        size,
+        flags: 0,
+        data: 0,
+    }
+}
+
 /// Registers a mock image with one entry named `name` (a kernel the test gives the mock):
 /// returns the image's key (for `unregister`) and the entry's host address (a region's id).
 pub fn register_image(rt: &Runtime, name: &'static std::ffi::CStr) -> (usize, usize) {
     let region = addr(leak(0u8));
-    let entries = vec![OffloadEntry {
-        addr: region,
-        name,
-        size: 0,
-        flags: 0,
-        data: 0,
-    }];
+    let entries = vec![entry(name, region, 0)];
     let key = addr(leak(1u64));
     rt.register(key, &[MAGIC], entries);
     (key, region)

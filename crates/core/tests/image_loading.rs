@@ -4,8 +4,8 @@
 
 mod common;
 
-use common::{addr, entry, leak};
-use omptarget_core::image::{OffloadEntry, entry_flags};
+use common::{addr, entry, flagged_entry, leak};
+use omptarget_core::image::entry_flags;
 use omptarget_core::{Config, NoHostRuntime, Runtime};
 use omptarget_plugin_mock::{MAGIC, MockPlugin, MockState, Op, OpKind};
 use std::sync::Arc;
@@ -17,13 +17,7 @@ fn runtime_with_ctor(rt: &Runtime) -> (usize, usize) {
     let ctor = addr(leak(0u8));
     let global = addr(leak(0u32));
     let entries = vec![
-        OffloadEntry {
-            addr: ctor,
-            name: c"ctor",
-            size: 0,
-            flags: entry_flags::CTOR,
-            data: 0,
-        },
+        flagged_entry(c"ctor", ctor, 0, entry_flags::CTOR),
         entry(c"g", global, 4),
     ];
     let key = addr(leak(0u64));

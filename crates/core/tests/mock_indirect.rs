@@ -10,7 +10,7 @@ use omptarget_plugin_mock::{MAGIC, MockPlugin, Op};
 use std::sync::{Arc, Mutex};
 
 mod common;
-use common::{entry, with_args};
+use common::{entry, flagged_entry, with_args};
 
 fn leak<T>(v: T) -> &'static T {
     Box::leak(Box::new(v))
@@ -49,20 +49,8 @@ fn indirect_functions_map_to_their_device_functions() {
     // The higher host address comes first, so the table must be sorted.
     let entries = vec![
         entry(c"call", region, 0),
-        OffloadEntry {
-            addr: host_hi,
-            name: c"__omp_offloading_f_hi",
-            size: 8,
-            flags: INDIRECT,
-            data: 0,
-        },
-        OffloadEntry {
-            addr: host_lo,
-            name: c"__omp_offloading_f_lo",
-            size: 8,
-            flags: INDIRECT,
-            data: 0,
-        },
+        flagged_entry(c"__omp_offloading_f_hi", host_hi, 8, INDIRECT),
+        flagged_entry(c"__omp_offloading_f_lo", host_lo, 8, INDIRECT),
     ];
     let key = leak(1u64) as *const u64 as usize;
     let image: &'static [u8] = MAGIC;
@@ -134,13 +122,12 @@ fn llvm22_vtables_translate_slot_by_slot_and_map_to_themselves() {
     let region = leak(0u8) as *const u8 as usize;
     let entries = vec![
         entry(c"k", region, 0),
-        OffloadEntry {
-            addr: host_vtable,
-            name: c"__omp_offloading_x__ZTV1D_l4addr",
-            size: 40,
-            flags: INDIRECT_VTABLE,
-            data: 0,
-        },
+        flagged_entry(
+            c"__omp_offloading_x__ZTV1D_l4addr",
+            host_vtable,
+            40,
+            INDIRECT_VTABLE,
+        ),
     ];
     let key = leak(2u64) as *const u64 as usize;
     let image: &'static [u8] = MAGIC;

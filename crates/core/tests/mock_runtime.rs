@@ -60,6 +60,17 @@ fn target(fx: &Fixture, items: &[(usize, i64, u64)]) -> Result<(), Error> {
     })
 }
 
+/// A blocking target region of the fixture's kernel on device 0, launched with `config`.
+fn target_with(
+    fx: &Fixture,
+    items: &[(usize, i64, u64)],
+    config: &LaunchConfig,
+) -> Result<(), Error> {
+    construct(&fx.rt, items, |rt, dev, args, ai| {
+        rt.target(dev, fx.region, args, config, &SourceLoc::default(), ai)
+    })
+}
+
 /// Issues a target region with the `inc` kernel on `ai`, without synchronising.
 fn issue_target(
     fx: &Fixture,
@@ -976,7 +987,6 @@ fn a_kernel_language_launch_passes_its_parameter_bytes_and_grid_as_given() {
     // llvmLaunchKernel (LLVM 22, CUDA/HIP with -foffload-via-llvm): the backend gets the
     // parameter buffer byte for byte and the 3-D grid and blocks untouched, no argument words.
     let fx = fixture(1, false, false);
-    let dev = fx.rt.device(0).unwrap();
     let params: Vec<u8> = (0u8..58).collect();
     let config = LaunchConfig {
         version: 0,
@@ -989,19 +999,7 @@ fn a_kernel_language_launch_passes_its_parameter_bytes_and_grid_as_given() {
         }),
         ..Default::default()
     };
-    with_args(&[], |args| {
-        let mut ai = fx.rt.async_info(&dev);
-        let r = fx.rt.target(
-            &dev,
-            fx.region,
-            args,
-            &config,
-            &SourceLoc::default(),
-            &mut ai,
-        );
-        ai.synchronize().and(r)
-    })
-    .unwrap();
+    target_with(&fx, &[], &config).unwrap();
     let log = fx.state.log();
     let launched: Vec<&Op> = log
         .iter()
@@ -1034,24 +1032,12 @@ fn a_legacy_launch_of_a_kernel_that_takes_the_launch_environment_gets_it() {
         .store(true, std::sync::atomic::Ordering::SeqCst);
     // The region's kernel, without arguments to read here.
     fx.state.add_kernel("inc", |_, _| {});
-    let dev = fx.rt.device(0).unwrap();
     let launch = |version: u32, items: &[(usize, i64, u64)]| {
         let config = LaunchConfig {
             version,
             ..Default::default()
         };
-        with_args(items, |args| {
-            let mut ai = fx.rt.async_info(&dev);
-            let r = fx.rt.target(
-                &dev,
-                fx.region,
-                args,
-                &config,
-                &SourceLoc::default(),
-                &mut ai,
-            );
-            ai.synchronize().and(r)
-        })
+        target_with(&fx, items, &config)
     };
     let seen = || {
         fx.state

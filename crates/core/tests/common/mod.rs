@@ -37,11 +37,21 @@ pub fn with_args<R>(items: &[(usize, i64, u64)], f: impl FnOnce(&mut MapArgs<'_>
 /// An offload entry without flags: a kernel (`size` 0) or a global of `size` bytes at
 /// `addr`, the host address the image's table gives it.
 pub fn entry(name: &'static std::ffi::CStr, addr: usize, size: usize) -> OffloadEntry {
+    flagged_entry(name, addr, size, 0)
+}
+
+/// [`entry`] with `flags` (`omptarget_core::image::entry_flags`).
+pub fn flagged_entry(
+    name: &'static std::ffi::CStr,
+    addr: usize,
+    size: usize,
+    flags: u32,
+) -> OffloadEntry {
     OffloadEntry {
         addr,
         name,
         size,
-        flags: 0,
+        flags,
         data: 0,
     }
 }

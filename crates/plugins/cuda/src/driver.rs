@@ -205,9 +205,45 @@ pub mod profile {
     /// Taken after every driver call while profiling: itself a place where threads meet, so
     /// counted like the others (a call's time is taken before it, so its waits show only here).
     static TOTALS_SITE: Site = Site::new("cuda: driver-call profile (profiling only)");
-    /// Per entry point: calls, total and longest call in ns.
-    type Totals = HashMap<&'static str, (u64, u128, u128)>;
+    /// Per entry point: calls, total and longest call in ns, and the calls by duration.
+    type Totals = HashMap<&'static str, Calls>;
     static TOTALS: Lock<Option<Totals>> = Lock::new(&TOTALS_SITE, None);
+
+    /// One entry point's calls: count, total and longest in ns, and in `by_log2[k]` how many
+    /// took at least 2^k and less than 2^(k+1) ns (the last class: from 2^31 ns up), so a
+    /// median and a 99th percentile can be told apart from the mean (a uniformly slower
+    /// process and a few stalls look alike in a mean).
+    #[derive(Default)]
+    pub(super) struct Calls {
+        n: u64,
+        total: u128,
+        max: u128,
+        by_log2: [u64; 32],
+    }
+
+    impl Calls {
+        pub(super) fn add(&mut self, ns: u128) {
+            self.n += 1;
+            self.total += ns;
+            self.max = self.max.max(ns);
+            let k = (127 - ns.max(1).leading_zeros() as usize).min(31);
+            self.by_log2[k] += 1;
+        }
+
+        /// The upper end of the duration class holding the `q` quantile (0 < q <= 1), in ns
+        /// (the longest call for the last class).
+        pub(super) fn quantile(&self, q: f64) -> u128 {
+            let want = ((self.n as f64 * q).ceil() as u64).max(1);
+            let mut seen = 0;
+            for (k, &c) in self.by_log2.iter().enumerate() {
+                seen += c;
+                if seen >= want {
+                    return if k == 31 { self.max } else { 1u128 << (k + 1) };
+                }
+            }
+            self.max
+        }
+    }
 
     fn enabled() -> bool {
         use std::sync::atomic::{AtomicBool, Ordering};
@@ -228,27 +264,33 @@ pub mod profile {
         let Some(t) = started else { return };
         let ns = t.elapsed().as_nanos();
         let mut totals = TOTALS.lock();
-        let e = totals
+        totals
             .get_or_insert_with(HashMap::new)
             .entry(what)
-            .or_insert((0, 0, 0));
-        e.0 += 1;
-        e.1 += ns;
-        e.2 = e.2.max(ns);
+            .or_default()
+            .add(ns);
     }
 
     fn print_at_exit() {
         let totals = TOTALS.lock();
         let Some(t) = totals.as_ref() else { return };
         let mut rows: Vec<_> = t.iter().collect();
-        rows.sort_by_key(|r| std::cmp::Reverse(r.1.1));
-        eprintln!("omptarget-rs profile (host time in CUDA driver calls):");
-        for (name, (n, ns, max)) in rows {
+        rows.sort_by_key(|r| std::cmp::Reverse(r.1.total));
+        eprintln!(
+            "omptarget-rs profile (host time in CUDA driver calls; p50/p99: the upper end of \
+             the power-of-two class holding them):"
+        );
+        let us = |ns: u128| ns as f64 / 1e3;
+        for (name, c) in rows {
             eprintln!(
-                "  {name:<40} {n:>8} calls {:>12.1} us total {:>9.2} us/call {:>9.1} us max",
-                *ns as f64 / 1e3,
-                *ns as f64 / 1e3 / *n as f64,
-                *max as f64 / 1e3
+                "  {name:<40} {:>8} calls {:>12.1} us total {:>9.2} us/call {:>9.1} us max \
+                 p50 <{:.1} p99 <{:.1} us",
+                c.n,
+                us(c.total),
+                us(c.total) / c.n as f64,
+                us(c.max),
+                us(c.quantile(0.5)),
+                us(c.quantile(0.99))
             );
         }
     }
@@ -256,6 +298,24 @@ pub mod profile {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_profile_tells_the_median_from_the_tail() {
+        let mut c = super::profile::Calls::default();
+        // 98 calls of 3 us and two of 5 ms: the mean is 103 us, the median class 2-4 us.
+        for _ in 0..98 {
+            c.add(3_000);
+        }
+        c.add(5_000_000);
+        c.add(5_000_000);
+        assert_eq!(c.quantile(0.5), 4096);
+        assert_eq!(c.quantile(0.98), 4096);
+        assert_eq!(c.quantile(0.99), 1 << 23);
+        assert_eq!(c.quantile(1.0), 1 << 23);
+        let mut one = super::profile::Calls::default();
+        one.add(0);
+        assert_eq!(one.quantile(0.5), 2);
+    }
+
     #[test]
     fn a_loaded_sanitizer_library_is_noticed() {
         assert!(

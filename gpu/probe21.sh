@@ -51,7 +51,7 @@ if [[ -n ${TABLE:-} ]]; then
     for w in nowait32x4MiB tofrom64MiB_pageable,nowait32x4MiB all; do
       echo "-- $w (run $i)"
       timeout 150 env LD_LIBRARY_PATH=$G/ours:$NV OMPTARGET_RS_PROFILE=1 $B $w 3 1 2>&1 |
-        grep -E "^scenario=nowait|without a staging|cuMemAllocHost|cuStreamSynchronize|cuEventSynchronize|mapping table|staging buffers" | cut -c1-110
+        grep -E "^scenario=nowait|without a staging|cuMemAllocHost|cuStreamSynchronize|cuEventSynchronize|mapping table|staging buffers" | cut -c1-170
     done
   done
   for th in 1000000 1; do
@@ -113,7 +113,7 @@ if [[ -n ${CPU:-} ]]; then
   for i in 1 2; do
     echo "-- profile nowait32x4MiB (run $i)"
     timeout 100 env LD_LIBRARY_PATH=$G/ours:$NV OMPTARGET_RS_PROFILE=1 $B nowait32x4MiB 3 1 2>&1 |
-      grep -E "^scenario|cuMemcpy|host copy|cuMemAlloc|cuStream|cuEvent|cuPointer|held" | cut -c1-120
+      grep -E "^scenario|cuMemcpy|host copy|cuMemAlloc|cuStream|cuEvent|cuPointer|held" | cut -c1-170
   done
   exit 0
 fi
@@ -143,7 +143,7 @@ if [[ -n ${SPIN:-} ]]; then
   pr() {
     echo "-- $*"
     timeout 100 env LD_LIBRARY_PATH=$G/ours:$NV OMPTARGET_RS_PROFILE=1 "$@" $B nowait32x4MiB 3 1 2>&1 |
-      grep -E "^scenario|cuMemcpy(DtoH|HtoD)Async|host copy|mapping table" | cut -c1-110
+      grep -E "^scenario|cuMemcpy(DtoH|HtoD)Async|host copy|mapping table" | cut -c1-170
   }
   for i in 1 2 3; do
     [[ -f $G/prev/libomptarget.so.19.1 ]] && { echo -n "prev "; t LD_LIBRARY_PATH=$G/prev:$NV $B nowait32x4MiB 3 1; }

@@ -209,13 +209,12 @@ pub mod profile {
     type Totals = HashMap<&'static str, Calls>;
     static TOTALS: Lock<Option<Totals>> = Lock::new(&TOTALS_SITE, None);
 
-    /// One entry point's calls: count, total and longest in ns, and in `by_log2[k]` how many
+    /// One entry point's calls: total and longest in ns, and in `by_log2[k]` how many
     /// took at least 2^k and less than 2^(k+1) ns (the last class: from 2^31 ns up), so a
     /// median and a 99th percentile can be told apart from the mean (a uniformly slower
     /// process and a few stalls look alike in a mean).
     #[derive(Default)]
     pub(super) struct Calls {
-        n: u64,
         total: u128,
         max: u128,
         by_log2: [u64; 32],
@@ -223,17 +222,21 @@ pub mod profile {
 
     impl Calls {
         pub(super) fn add(&mut self, ns: u128) {
-            self.n += 1;
             self.total += ns;
             self.max = self.max.max(ns);
             let k = (127 - ns.max(1).leading_zeros() as usize).min(31);
             self.by_log2[k] += 1;
         }
 
+        /// How many calls.
+        fn n(&self) -> u64 {
+            self.by_log2.iter().sum()
+        }
+
         /// The upper end of the duration class holding the `q` quantile (0 < q <= 1), in ns
         /// (the longest call for the last class).
         pub(super) fn quantile(&self, q: f64) -> u128 {
-            let want = ((self.n as f64 * q).ceil() as u64).max(1);
+            let want = ((self.n() as f64 * q).ceil() as u64).max(1);
             let mut seen = 0;
             for (k, &c) in self.by_log2.iter().enumerate() {
                 seen += c;
@@ -285,9 +288,9 @@ pub mod profile {
             eprintln!(
                 "  {name:<40} {:>8} calls {:>12.1} us total {:>9.2} us/call {:>9.1} us max \
                  p50 <{:.1} p99 <{:.1} us",
-                c.n,
+                c.n(),
                 us(c.total),
-                us(c.total) / c.n as f64,
+                us(c.total) / c.n() as f64,
                 us(c.max),
                 us(c.quantile(0.5)),
                 us(c.quantile(0.99))

@@ -177,14 +177,34 @@ pub fn sanitizer() -> Result<(), String> {
     Ok(())
 }
 
-/// `small-copies`: the `16 arrays × 1 KiB tofrom` region's device work (issue #15), done five
+/// Copies the program's arrays into the pinned `spans` (their `in` ends, `to_pinned`) or back
+/// from them (their `out` ends), in order.
+fn shuttle(arrays: &mut [f64], spans: &[(usize, usize, usize)], to_pinned: bool) {
+    let mut at = arrays.as_mut_ptr().cast::<u8>();
+    for &(pin, pout, len) in spans {
+        // SAFETY: the spans are live pinned ranges of `len` bytes and together as long as
+        // `arrays`, which they do not overlap.
+        unsafe {
+            if to_pinned {
+                std::ptr::copy_nonoverlapping(at, pin as *mut u8, len);
+            } else {
+                std::ptr::copy_nonoverlapping(pout as *const u8, at, len);
+            }
+            at = at.add(len);
+        }
+    }
+}
+
+/// `small-copies`: the `16 arrays × 1 KiB tofrom` region's device work (issue #15), done six
 /// ways from a pinned staging buffer the program's arrays are first copied into, to find what
 /// the hardware allows for many small copies per region: `none` (the kernel and the
 /// synchronisation only), `plain` (one `cuMemcpy*Async` per array and direction), `batch`
 /// (one `cuMemcpyBatchAsync` per direction, as the runtime does), `staged-kernel` (one copy of
 /// the whole staging buffer with a table of the pieces, then a scatter kernel; a gather kernel
-/// and one copy back) and `zero-copy` (scatter and gather kernels that read and write the
-/// mapped pinned buffer directly). Each mode checks its result.
+/// and one copy back), `zero-copy` (scatter and gather kernels that read and write the
+/// mapped pinned buffer directly) and `zero-copy-scattered` (the same with each array in a
+/// pinned page of its own each way, as the runtime's pool gives small copies). Each mode
+/// checks its result.
 pub fn small_copies(iters: usize, reps: usize) -> Result<(), String> {
     const K: usize = 16;
     const BYTES: usize = 1024;
@@ -236,27 +256,15 @@ pub fn small_copies(iters: usize, reps: usize) -> Result<(), String> {
         for a in arrays.iter_mut() {
             *a = 0.0;
         }
+        // The pinned ranges the arrays travel through, in order, each way (in, out, bytes).
+        let spans: Vec<(usize, usize, usize)> = if scattered {
+            (0..K).map(|k| (pages[k], pages[K + k], BYTES)).collect()
+        } else {
+            vec![(host + data_off, host + data_off, K * BYTES)]
+        };
         let region = |n: usize, arrays: &mut [f64]| -> Result<(), String> {
             for _ in 0..n {
-                // SAFETY: the arrays fit the staging buffer's data part (or, scattered, each
-                // array its page).
-                unsafe {
-                    if scattered {
-                        for (k, &p) in pages[..K].iter().enumerate() {
-                            std::ptr::copy_nonoverlapping(
-                                arrays.as_ptr().cast::<u8>().add(k * BYTES),
-                                p as *mut u8,
-                                BYTES,
-                            )
-                        }
-                    } else {
-                        std::ptr::copy_nonoverlapping(
-                            arrays.as_ptr().cast::<u8>(),
-                            (host + data_off) as *mut u8,
-                            K * BYTES,
-                        )
-                    }
-                };
+                shuttle(arrays, &spans, true);
                 let mut ptrs: Vec<usize> = blocks.iter().map(|&b| b as usize).collect();
                 match mode {
                     "plain" => {
@@ -298,24 +306,7 @@ pub fn small_copies(iters: usize, reps: usize) -> Result<(), String> {
                     _ => {}
                 }
                 sync(s)?;
-                // SAFETY: as above, back into the program's arrays.
-                unsafe {
-                    if scattered {
-                        for (k, &p) in pages[K..].iter().enumerate() {
-                            std::ptr::copy_nonoverlapping(
-                                p as *const u8,
-                                arrays.as_mut_ptr().cast::<u8>().add(k * BYTES),
-                                BYTES,
-                            )
-                        }
-                    } else {
-                        std::ptr::copy_nonoverlapping(
-                            (host + data_off) as *const u8,
-                            arrays.as_mut_ptr().cast::<u8>(),
-                            K * BYTES,
-                        )
-                    }
-                };
+                shuttle(arrays, &spans, false);
             }
             Ok(())
         };

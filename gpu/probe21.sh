@@ -43,6 +43,8 @@ echo "== $(nproc) cores; build: $(head -3 $G/BUILD-INFO.txt | tr '\n' ' ')"
 t() { timeout 120 env "$@" 2>&1 | grep -E "^scenario=" | head -3; }
 ours() { t LD_LIBRARY_PATH=$G/ours:$NV "$@"; }
 llvm() { t LD_LIBRARY_PATH=$L:$NV "$@"; }
+# Result lines on one line, without the fields the probes below do not compare.
+short() { sed -E 's/ (min_us|reps|iters|result|arrays|bytes)=[^ ]*//g; s/(scenario|probe)=//' | tr '\n' ' '; }
 
 if [[ -n ${TABLE:-} ]]; then
   # Why nowait32x4MiB is slower in the table's all-scenario processes than alone: three of
@@ -60,7 +62,6 @@ if [[ -n ${TABLE:-} ]]; then
   exit 0
 fi
 if [[ -n ${BIMODAL:-} ]]; then
-  short() { sed -E 's/ (min_us|reps|iters|result|arrays|bytes)=[^ ]*//g; s/(scenario|probe)=//' | tr '\n' ' '; }
   for i in 1 2 3 4 5 6 7 8; do
     echo "run $i: raw $(timeout 60 env LD_LIBRARY_PATH=$NV $G/bin/omptarget-suite probe small-copies 2>&1 |
       grep -E "mode=(none|zero-copy|zero-copy-scattered)" | short)| ours $(ours $B host_memlat,empty,arrays16x1KiB 3 4 | short)| llvm19 $(llvm $B host_memlat,empty 3 4 | short)"
@@ -68,7 +69,6 @@ if [[ -n ${BIMODAL:-} ]]; then
   exit 0
 fi
 if [[ -n ${HELPERS:-} ]]; then
-  short() { sed -E 's/ (min_us|reps|iters)=[^ ]*//g; s/scenario=//' | tr '\n' ' '; }
   for i in 1 2 3 4 5 6 7 8; do
     echo "run $i: default $(ours $B empty,arrays16x1KiB 3 4 | short)| no hidden helpers $(ours LIBOMP_USE_HIDDEN_HELPER_TASK=0 $B empty,arrays16x1KiB 3 4 | short)| OMP_NUM_THREADS=1 $(ours OMP_NUM_THREADS=1 $B empty,arrays16x1KiB 3 4 | short)"
   done
@@ -77,11 +77,10 @@ fi
 if [[ -n ${PLACE:-} ]]; then
   for pass in 1 2; do
     for ((c = 0; c < $(nproc); c++)); do
-      echo "cpu=$c pass=$pass $(ours taskset -c $c $B empty,arrays16x1KiB 3 4 |
-        sed -E 's/ (min_us|reps|iters)=[^ ]*//g; s/scenario=//' | tr '\n' ' ')"
+      echo "cpu=$c pass=$pass $(ours taskset -c $c $B empty,arrays16x1KiB 3 4 | short)"
     done
   done
-  echo "unpinned $(ours $B empty,arrays16x1KiB 3 4 | sed -E 's/ (min_us|reps|iters)=[^ ]*//g; s/scenario=//' | tr '\n' ' ')"
+  echo "unpinned $(ours $B empty,arrays16x1KiB 3 4 | short)"
   exit 0
 fi
 if [[ -n ${CPU:-} ]]; then
@@ -98,7 +97,7 @@ if [[ -n ${CPU:-} ]]; then
       out=$( { TIMEFORMAT="proc_cpu_s=%U+%S wall_s=%R"; time timeout 120 env "$@"; } 2>&1)
     fi
     read -r b1 i1 s1 < <(stat)
-    echo "$label $(grep -E "^scenario=" <<< "$out" | sed -E 's/ (min_us|reps|iters)=[^ ]*//g' | tr '\n' ' ')$(grep -oE "proc_cpu_s.*" <<< "$out") machine_busy=$((b1 - b0)) idle=$((i1 - i0)) steal=$((s1 - s0))"
+    echo "$label $(grep -E "^scenario=" <<< "$out" | short)$(grep -oE "proc_cpu_s.*" <<< "$out") machine_busy=$((b1 - b0)) idle=$((i1 - i0)) steal=$((s1 - s0))"
   }
   echo "== USER_HZ ticks over all $(nproc) CPUs; /usr/bin/time: ${tm:-none}"
   for i in 1 2 3 4; do

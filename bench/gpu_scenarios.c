@@ -2,11 +2,18 @@
 // `omptarget-suite bench` (prints `scenario=NAME median_us=X`, the median over reps of the mean
 // per-region time). Builds for any offload target; sizes are meant for an H200.
 // usage: gpu_scenarios [all|NAME[,NAME...]] [reps=5] [scale=1]   (scale divides the iteration
-//        counts; several names run in the table's order, in one process)
+//        counts; several names run in the table's order, in one process; "all" may be one of
+//        the names, e.g. host_clock,all)
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #define MiB (1024L * 1024L)
 
@@ -20,17 +27,94 @@ static double buf64[8];
 
 typedef void (*fn_t)(long iters);
 
+/* SCEN_COUNTERS=1: the calling thread's hardware and software counters over a scenario's timed
+   repetitions (perf_event_open; the main thread only, which issues every region of the
+   single-threaded scenarios), printed per region after the time as `cyc= ins= ipc= ghz= llcm=
+   dtlbm= cpu_pct=`, or `counters=none` for each one the machine does not give (a VM without a
+   PMU). What tells a process whose host work is slower (docs/PERFORMANCE.md, fifth session)
+   apart: the same instructions at fewer instructions per cycle with more cache or TLB misses
+   (where its memory lies), a lower clock (ghz), or less of the time on the CPU (cpu_pct). */
+enum { C_CYC, C_INS, C_LLCM, C_DTLBM, C_TASK, C_N };
+static int counters_fd[C_N];
+static void counters_open(void) {
+  for (int i = 0; i < C_N; ++i) counters_fd[i] = -1;
+  const char *on = getenv("SCEN_COUNTERS");
+  if (!on || !*on || !strcmp(on, "0")) return;
+#ifdef __linux__
+  static const struct {
+    unsigned type;
+    unsigned long long config;
+  } ev[C_N] = {
+      {PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES},
+      {PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS},
+      {PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES},
+      {PERF_TYPE_HW_CACHE, PERF_COUNT_HW_CACHE_DTLB | (PERF_COUNT_HW_CACHE_OP_READ << 8) |
+                               (PERF_COUNT_HW_CACHE_RESULT_MISS << 16)},
+      {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK},
+  };
+  for (int i = 0; i < C_N; ++i) {
+    struct perf_event_attr a;
+    memset(&a, 0, sizeof a);
+    a.size = sizeof a;
+    a.type = ev[i].type;
+    a.config = ev[i].config;
+    a.disabled = 1;
+    a.exclude_hv = 1;
+    a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+    counters_fd[i] = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+  }
+#endif
+}
+static void counters_set(int on) {
+#ifdef __linux__
+  for (int i = 0; i < C_N; ++i)
+    if (counters_fd[i] >= 0) {
+      if (!on) ioctl(counters_fd[i], PERF_EVENT_IOC_DISABLE, 0);
+      else ioctl(counters_fd[i], PERF_EVENT_IOC_RESET, 0), ioctl(counters_fd[i], PERF_EVENT_IOC_ENABLE, 0);
+    }
+#else
+  (void)on;
+#endif
+}
+/* The count over the enabled time (scaled where the PMU multiplexed it), or -1. */
+static double counter(int i) {
+  unsigned long long v[3];
+  if (counters_fd[i] < 0 || read(counters_fd[i], v, sizeof v) != (ssize_t)sizeof v || !v[2]) return -1;
+  return (double)v[0] * ((double)v[1] / (double)v[2]);
+}
+static void counters_print(long regions, double wall_s) {
+  if (counters_fd[C_TASK] < 0) {
+    if (getenv("SCEN_COUNTERS")) printf(" counters=none");
+    return;
+  }
+  double c[C_N];
+  for (int i = 0; i < C_N; ++i) c[i] = counter(i);
+  const char *names[C_N] = {"cyc", "ins", "llcm", "dtlbm", NULL};
+  for (int i = 0; i < C_TASK; ++i)
+    if (c[i] < 0) printf(" %s=none", names[i]);
+    else printf(" %s=%.0f", names[i], c[i] / (double)regions);
+  if (c[C_CYC] > 0 && c[C_INS] >= 0) printf(" ipc=%.2f", c[C_INS] / c[C_CYC]);
+  if (c[C_CYC] > 0 && c[C_TASK] > 0) printf(" ghz=%.2f", c[C_CYC] / c[C_TASK]);
+  printf(" cpu_pct=%.0f", c[C_TASK] / 1e9 / wall_s * 100);
+}
+
 static void report(const char *name, fn_t f, long iters, int per) {
   iters = iters / scale > 0 ? iters / scale : 1;
   double t[64];
   f(iters > 4 ? 4 : 1); /* warm-up */
+  double wall = omp_get_wtime();
+  counters_set(1);
   for (int r = 0; r < reps; ++r) {
     double t0 = omp_get_wtime();
     f(iters);
     t[r] = (omp_get_wtime() - t0) * 1e6 / (double)iters / (double)per;
   }
+  counters_set(0);
+  wall = omp_get_wtime() - wall;
   qsort(t, (size_t)reps, sizeof(double), cmp);
-  printf("scenario=%s median_us=%.3f min_us=%.3f reps=%d iters=%ld\n", name, t[reps / 2], t[0], reps, iters);
+  printf("scenario=%s median_us=%.3f min_us=%.3f reps=%d iters=%ld", name, t[reps / 2], t[0], reps, iters);
+  counters_print((long)reps * iters * per, wall);
+  printf("\n");
   fflush(stdout);
 }
 
@@ -175,15 +259,29 @@ static void host_memlat(long n) {
   chase_at = at;
 }
 
-/* Whether `name` is one of the comma-separated names in `which` (or `which` is "all"; the
-   probes that start with "host_" only when named). */
+/* host_clock (only when named): the speed of the CPU this process runs on, in ns per step of
+   a dependent 64-bit multiply-add chain (1000 steps per iteration; no memory touched). On the
+   GPU machines' VMs it varies from process to process, and the latency rows follow it
+   (docs/PERFORMANCE.md, sixth session): `gpu/run.sh perf` runs it first in every process. */
+static unsigned long long clock_x = 1;
+static void host_clock(long n) {
+  unsigned long long x = clock_x;
+  for (long i = 0; i < n * 1000; ++i) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    __asm__ volatile("" : "+r"(x));
+  }
+  clock_x = x;
+}
+
+/* Whether `name` is one of the comma-separated names in `which`, or `which` names "all" (the
+   probes that start with "host_" only when named: "host_clock,all"). */
 static int chosen(const char *which, const char *name) {
-  if (!strcmp(which, "all")) return strncmp(name, "host_", 5) != 0;
   size_t n = strlen(name);
   for (const char *p = which; *p;) {
     const char *end = strchr(p, ',');
     size_t len = end ? (size_t)(end - p) : strlen(p);
     if (len == n && !strncmp(p, name, n)) return 1;
+    if (len == 3 && !strncmp(p, "all", 3) && strncmp(name, "host_", 5) != 0) return 1;
     if (!end) break;
     p = end + 1;
   }
@@ -192,6 +290,7 @@ static int chosen(const char *which, const char *name) {
 
 int main(int argc, char **argv) {
   const char *which = argc > 1 ? argv[1] : "all";
+  counters_open();
   if (argc > 2 && atoi(argv[2]) > 0) reps = atoi(argv[2]) < 64 ? atoi(argv[2]) : 63;
   if (argc > 3 && atoi(argv[3]) > 0) scale = atoi(argv[3]);
   size_t bytes = 1024 * MiB;
@@ -200,6 +299,7 @@ int main(int argc, char **argv) {
   memset(big, 0, bytes);
   /* per: regions per iteration (the per-region time is aggregate over threads and tasks) */
   struct { const char *name; fn_t f; long iters; int per; } s[] = {
+      {"host_clock", host_clock, 10000, 1},
       {"host_memlat", host_memlat, 1000000, 1},
       {"empty", empty, 10000, 1},
       {"map64B", map64, 10000, 1},

@@ -21,7 +21,12 @@
 #               arrays16x1KiB and LLVM 19 on empty, each after host_memlat (the process's host
 #               memory latency): whether a process's latency level is the machine's or ours
 #               (the fifth session's runs of this mode had no host_memlat and ran ours again
-#               under setarch -R instead of LLVM 19)
+#               under setarch -R instead of LLVM 19), with the main thread's counters
+#               (SCEN_COUNTERS=1: cycles, instructions, cache and TLB misses, clock, CPU share);
+#               BIMODAL_RUNS processes (8)
+#   CLOCK=1     CLOCK_RUNS processes (14), each pinned to one vCPU: host_clock (the CPU's speed,
+#               ns per dependent multiply-add) then empty and arrays16x1KiB, ours and LLVM 19:
+#               whether the latency level follows the CPU's speed
 #   HELPERS=1   empty and arrays16x1KiB process by process with libomp's hidden helper threads
 #               off, one OpenMP thread, or neither: whether the latency level follows libomp's
 #               threads
@@ -62,9 +67,19 @@ if [[ -n ${TABLE:-} ]]; then
   exit 0
 fi
 if [[ -n ${BIMODAL:-} ]]; then
-  for i in 1 2 3 4 5 6 7 8; do
+  echo "kernel $(uname -r); THP $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>&1); PMUs: $(ls /sys/bus/event_source/devices | tr '\n' ' '); perf_event_paranoid $(cat /proc/sys/kernel/perf_event_paranoid)"
+  for i in $(seq ${BIMODAL_RUNS:-8}); do
     echo "run $i: raw $(timeout 60 env LD_LIBRARY_PATH=$NV $G/bin/omptarget-suite probe small-copies 2>&1 |
-      grep -E "mode=(none|zero-copy|zero-copy-scattered)" | short)| ours $(ours $B host_memlat,empty,arrays16x1KiB 3 4 | short)| llvm19 $(llvm $B host_memlat,empty 3 4 | short)"
+      grep -E "mode=(none|zero-copy|zero-copy-scattered)" | short)| ours $(ours SCEN_COUNTERS=1 $B host_memlat,empty,arrays16x1KiB 3 4 | short)| llvm19 $(llvm SCEN_COUNTERS=1 $B host_memlat,empty 3 4 | short)"
+  done
+  exit 0
+fi
+if [[ -n ${CLOCK:-} ]]; then
+  # The sixth session's finding: a process's latency level follows the speed of the CPU it
+  # runs on (host_clock, in the same process, pinned to one vCPU in turn).
+  for i in $(seq ${CLOCK_RUNS:-14}); do
+    c=$(((i * 5) % $(nproc)))
+    echo "cpu=$c ours $(ours taskset -c $c $B host_clock,empty,arrays16x1KiB 3 1 | short)| llvm19 $(llvm taskset -c $c $B host_clock,empty 3 1 | short)"
   done
   exit 0
 fi

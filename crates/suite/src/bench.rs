@@ -324,12 +324,19 @@ pub fn run(o: &Options) -> Result<(), String> {
     Ok(())
 }
 
-/// The scenarios both runtimes timed, in name order, with their medians.
+/// The scenarios both runtimes timed, in name order, with their medians. The `host_` probes
+/// (no offload: the machine, not a runtime) are no rows; `per_run` lists them.
 fn rows<'a>(llvm: &'a Samples, ours: &'a Samples) -> impl Iterator<Item = (&'a str, f64, f64)> {
     llvm.iter().filter_map(|(s, l)| {
-        let r = ours.get(s)?;
+        let r = ours.get(s).filter(|_| !is_host_probe(s))?;
         Some((s.as_str(), median(l), median(r)))
     })
+}
+
+/// A `host_` probe of bench/gpu_scenarios.c: it measures the process's CPU or memory, not a
+/// runtime.
+fn is_host_probe(scenario: &str) -> bool {
+    scenario.starts_with("host_")
 }
 
 /// The table: per scenario, LLVM 19, ours and their ratio; with `gcc`, GCC's median and the
@@ -377,25 +384,41 @@ fn table(
 
 /// Below the table: each runtime's per-run medians in run order, with ours' spread (slowest
 /// over fastest run). A scenario whose processes fall into two latency levels (seen on the
-/// H200 and H100 machines, docs/PERFORMANCE.md) shows it here; the median hides it.
+/// H200 and H100 machines, docs/PERFORMANCE.md) shows it here; the median hides it. Then the
+/// `host_` probes of the same processes (`host_clock`: ns per step of a dependent multiply-add,
+/// the speed of the CPU the process ran on, which the latency rows follow).
 fn per_run(llvm: &Samples, ours: &Samples) -> String {
-    let runs = |v: &[f64]| {
+    // The host probes' values are ns, not tens of us: three decimals.
+    let runs = |v: &[f64], digits: usize| {
         v.iter()
-            .map(|x| format!("{x:.1}"))
+            .map(|x| format!("{x:.digits$}"))
             .collect::<Vec<_>>()
             .join(" ")
     };
     let mut t = String::from("per run (us, in run order):\n");
-    for (s, _, _) in rows(llvm, ours) {
+    let probes = ours
+        .keys()
+        .filter(|s| is_host_probe(s) && llvm.contains_key(*s));
+    for s in rows(llvm, ours)
+        .map(|(s, _, _)| s)
+        .chain(probes.map(String::as_str))
+    {
         let o = &ours[s];
         let lo = o.iter().copied().fold(f64::INFINITY, f64::min);
         let hi = o.iter().copied().fold(0.0, f64::max);
+        let digits = if is_host_probe(s) { 3 } else { 1 };
         let _ = writeln!(
             t,
             "  {s:<32} ours {} (spread {:.2}) | LLVM 19 {}",
-            runs(o),
+            runs(o, digits),
             hi / lo,
-            runs(&llvm[s])
+            runs(&llvm[s], digits)
+        );
+    }
+    if ours.contains_key("host_clock") {
+        t.push_str(
+            "(host_clock: ns per step of a dependent multiply-add in that process, the speed of \
+             its CPU: the latency rows follow it on the GPU machines, docs/PERFORMANCE.md)\n",
         );
     }
     t
@@ -693,6 +716,22 @@ mod tests {
             lines[1].split_whitespace().collect::<Vec<_>>().join(" "),
             "a ours 10.0 13.0 10.4 (spread 1.30) | LLVM 19 30.0 31.0 32.0"
         );
+    }
+
+    #[test]
+    fn the_host_clock_is_listed_per_run_and_is_no_row() {
+        let llvm = samples(&[("a", &[30.0, 31.0]), ("host_clock", &[1.5, 1.4])]);
+        let ours = samples(&[("a", &[10.0, 13.0]), ("host_clock", &[1.4, 1.6])]);
+        let t = table(2, &llvm, &ours, None, None);
+        assert!(!t.contains("host_clock"), "{t}");
+        let t = per_run(&llvm, &ours);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines.len(), 4, "{t}");
+        assert_eq!(
+            lines[2].split_whitespace().collect::<Vec<_>>().join(" "),
+            "host_clock ours 1.400 1.600 (spread 1.14) | LLVM 19 1.500 1.400"
+        );
+        assert!(lines[3].starts_with("(host_clock: ns per step"), "{t}");
     }
 
     #[test]

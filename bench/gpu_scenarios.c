@@ -29,17 +29,18 @@ typedef void (*fn_t)(long iters);
 
 /* SCEN_COUNTERS=1: the calling thread's hardware and software counters over a scenario's timed
    repetitions (perf_event_open; the main thread only, which issues every region of the
-   single-threaded scenarios), printed per region after the time as `cyc= ins= ipc= ghz= llcm=
-   dtlbm= cpu_pct=`, or `counters=none` for each one the machine does not give (a VM without a
-   PMU). What tells a process whose host work is slower (docs/PERFORMANCE.md, fifth session)
+   single-threaded scenarios), printed per region after the time as `cyc= ins= llcm= dtlbm=
+   ipc= ghz= cpu_pct=`, `NAME=none` for each hardware count the machine does not give (a VM
+   without a PMU), or `counters=none` when it gives none at all. What tells a process whose host work is slower (docs/PERFORMANCE.md, fifth session)
    apart: the same instructions at fewer instructions per cycle with more cache or TLB misses
    (where its memory lies), a lower clock (ghz), or less of the time on the CPU (cpu_pct). */
 enum { C_CYC, C_INS, C_LLCM, C_DTLBM, C_TASK, C_N };
-static int counters_fd[C_N];
+static int counters_fd[C_N], counters_wanted;
 static void counters_open(void) {
   for (int i = 0; i < C_N; ++i) counters_fd[i] = -1;
   const char *on = getenv("SCEN_COUNTERS");
-  if (!on || !*on || !strcmp(on, "0")) return;
+  counters_wanted = on && *on && strcmp(on, "0") != 0;
+  if (!counters_wanted) return;
 #ifdef __linux__
   static const struct {
     unsigned type;
@@ -84,7 +85,7 @@ static double counter(int i) {
 }
 static void counters_print(long regions, double wall_s) {
   if (counters_fd[C_TASK] < 0) {
-    if (getenv("SCEN_COUNTERS")) printf(" counters=none");
+    if (counters_wanted) printf(" counters=none");
     return;
   }
   double c[C_N];

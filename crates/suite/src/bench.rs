@@ -335,7 +335,7 @@ fn rows<'a>(llvm: &'a Samples, ours: &'a Samples) -> impl Iterator<Item = (&'a s
 
 /// A `host_` probe of bench/gpu_scenarios.c: it measures the process's CPU or memory, not a
 /// runtime.
-fn is_host_probe(scenario: &str) -> bool {
+pub(crate) fn is_host_probe(scenario: &str) -> bool {
     scenario.starts_with("host_")
 }
 

@@ -636,7 +636,7 @@ mod tests {
             .filter_map(|l| {
                 let l = l.trim().strip_prefix("{\"")?.strip_suffix("},")?;
                 let (name, rest) = l.split_once('"')?;
-                if name.starts_with("host_") {
+                if crate::bench::is_host_probe(name) {
                     return None;
                 }
                 let f: Vec<&str> = rest.split(',').map(str::trim).collect();

@@ -55,9 +55,15 @@ fn fixture_with(
 }
 
 fn target(fx: &Fixture, items: &[(usize, i64, u64)]) -> Result<(), Error> {
-    construct(&fx.rt, items, |_, dev, args, ai| {
-        issue_target(fx, dev, args, ai)
-    })
+    target_with(fx, items, &region_config())
+}
+
+/// How clang 19 launches a region (KernelArgs version 3).
+fn region_config() -> LaunchConfig {
+    LaunchConfig {
+        version: 3,
+        ..Default::default()
+    }
 }
 
 /// A blocking target region of the fixture's kernel on device 0, launched with `config`.
@@ -78,12 +84,14 @@ fn issue_target(
     args: &mut MapArgs<'_>,
     ai: &mut AsyncInfo,
 ) -> Result<(), Error> {
-    let config = LaunchConfig {
-        version: 3,
-        ..Default::default()
-    };
-    fx.rt
-        .target(dev, fx.region, args, &config, &SourceLoc::default(), ai)
+    fx.rt.target(
+        dev,
+        fx.region,
+        args,
+        &region_config(),
+        &SourceLoc::default(),
+        ai,
+    )
 }
 
 /// Whether the mock logged an event record or wait (a cross-queue ordering).

@@ -14,8 +14,10 @@
 #   TABLE=1     nowait32x4MiB in all-scenario processes and after tofrom64MiB_pageable, with
 #               the profile's staging counters and the table's lock
 #   TRACE=N     ompt_trace N times under each runtime, counting unordered records
-#   PLACE=1     arrays16x1KiB and empty with the process pinned to each CPU in turn (taskset),
-#               twice: whether a process's latency follows the CPU it runs on
+#   PLACE=1     each process pinned to one vCPU (taskset; PLACE_CPUS, default every CPU twice):
+#               host_clock (the CPU's speed, ns per dependent multiply-add) then empty and
+#               arrays16x1KiB under ours, host_clock and empty under LLVM 19: whether a
+#               process's latency follows the CPU it runs on, and that CPU's speed
 #   BIMODAL=1   process by process: the raw-driver small-copies probe (no OpenMP runtime),
 #               with the arrays packed in one pinned buffer or one page each; ours on empty and
 #               arrays16x1KiB and LLVM 19 on empty, each after host_memlat (the process's host
@@ -24,9 +26,6 @@
 #               under setarch -R instead of LLVM 19), with the main thread's counters
 #               (SCEN_COUNTERS=1: cycles, instructions, cache and TLB misses, clock, CPU share);
 #               BIMODAL_RUNS processes (8)
-#   CLOCK=1     CLOCK_RUNS processes (14), each pinned to one vCPU: host_clock (the CPU's speed,
-#               ns per dependent multiply-add) then empty and arrays16x1KiB, ours and LLVM 19:
-#               whether the latency level follows the CPU's speed
 #   HELPERS=1   empty and arrays16x1KiB process by process with libomp's hidden helper threads
 #               off, one OpenMP thread, or neither: whether the latency level follows libomp's
 #               threads
@@ -74,15 +73,6 @@ if [[ -n ${BIMODAL:-} ]]; then
   done
   exit 0
 fi
-if [[ -n ${CLOCK:-} ]]; then
-  # The sixth session's finding: a process's latency level follows the speed of the CPU it
-  # runs on (host_clock, in the same process, pinned to one vCPU in turn).
-  for i in $(seq ${CLOCK_RUNS:-14}); do
-    c=$(((i * 5) % $(nproc)))
-    echo "cpu=$c ours $(ours taskset -c $c $B host_clock,empty,arrays16x1KiB 3 1 | short)| llvm19 $(llvm taskset -c $c $B host_clock,empty 3 1 | short)"
-  done
-  exit 0
-fi
 if [[ -n ${HELPERS:-} ]]; then
   for i in 1 2 3 4 5 6 7 8; do
     echo "run $i: default $(ours $B empty,arrays16x1KiB 3 4 | short)| no hidden helpers $(ours LIBOMP_USE_HIDDEN_HELPER_TASK=0 $B empty,arrays16x1KiB 3 4 | short)| OMP_NUM_THREADS=1 $(ours OMP_NUM_THREADS=1 $B empty,arrays16x1KiB 3 4 | short)"
@@ -90,12 +80,12 @@ if [[ -n ${HELPERS:-} ]]; then
   exit 0
 fi
 if [[ -n ${PLACE:-} ]]; then
-  for pass in 1 2; do
-    for ((c = 0; c < $(nproc); c++)); do
-      echo "cpu=$c pass=$pass $(ours taskset -c $c $B empty,arrays16x1KiB 3 4 | short)"
-    done
+  # Each process pinned to one vCPU, with that CPU's speed (host_clock) measured first in it:
+  # the sixth session found the latency level follows it.
+  for c in ${PLACE_CPUS:-$(seq 0 $(($(nproc) - 1))) $(seq 0 $(($(nproc) - 1)))}; do
+    echo "cpu=$c ours $(ours taskset -c $c $B host_clock,empty,arrays16x1KiB 3 4 | short)| llvm19 $(llvm taskset -c $c $B host_clock,empty 3 4 | short)"
   done
-  echo "unpinned $(ours $B empty,arrays16x1KiB 3 4 | short)"
+  echo "unpinned $(ours $B host_clock,empty,arrays16x1KiB 3 4 | short)"
   exit 0
 fi
 if [[ -n ${CPU:-} ]]; then

@@ -18,13 +18,19 @@
 //! is completed (with `buffer_owned` 1: the runtime is done with it) when the next record does
 //! not fit, at `ompt_flush_trace`, `ompt_stop_trace` and when the device is finalised. A
 //! buffer too small for one record (0 bytes, or a null buffer) is not used: the record is
-//! dropped and the next record asks again. No runtime lock is held while a tool callback runs.
+//! dropped and the next record asks again. Buffers come back in the order they were closed,
+//! one completion callback at a time, so each thread's records reach the tool in the order
+//! that thread's operations completed; `ompt_flush_trace` and `ompt_stop_trace` return once
+//! what they closed has been handed back (except when called from a completion callback:
+//! those buffers follow it). No runtime lock is held while a tool callback runs.
 
 use super::{InterfaceFn, LIBOMP, SUBSCRIBER};
 use omptarget_core::tools::{DataOpKind, RecordKind, TraceRecord};
+use std::cell::Cell;
+use std::collections::VecDeque;
 use std::ffi::{CStr, c_char, c_int, c_uint, c_void};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard};
 
 type BufferRequestFn = unsafe extern "C" fn(c_int, *mut *mut c_void, *mut usize);
 type BufferCompleteFn = unsafe extern "C" fn(c_int, *mut c_void, usize, u64, c_int);
@@ -113,6 +119,26 @@ struct TraceState {
     buffer: Option<Buffer>,
     /// A buffer another thread asked for while one was open, used when that one fills.
     spare: Option<Buffer>,
+    /// Buffers closed and not yet handed back, oldest first, each with the callback that
+    /// gets it (a `stop_trace` inside a completion callback must not lose them).
+    closed: VecDeque<(Buffer, BufferCompleteFn)>,
+    /// A thread is handing `closed` back to the tool (it empties the queue before it stops).
+    delivering: bool,
+    /// Buffers closed / handed back since tracing began: a flush waits until the second
+    /// reaches what the first was when it closed its buffers.
+    closed_count: u64,
+    delivered_count: u64,
+}
+
+impl TraceState {
+    /// Queues a closed buffer for the tool (dropped when tracing has stopped: nobody could
+    /// read it).
+    fn close(&mut self, b: Buffer) {
+        if let Some(complete) = self.complete {
+            self.closed.push_back((b, complete));
+            self.closed_count += 1;
+        }
+    }
 }
 
 /// The tracing state of one device.
@@ -125,6 +151,14 @@ pub(crate) struct DeviceTrace {
     /// Records dropped because the tool gave no room for them.
     dropped: AtomicU64,
     state: Mutex<TraceState>,
+    /// Signalled each time a buffer has been handed back.
+    handed_back: Condvar,
+}
+
+thread_local! {
+    /// This thread is inside a buffer-complete callback (a flush it makes there must not
+    /// wait for the delivery it is part of).
+    static IN_COMPLETION: Cell<bool> = const { Cell::new(false) };
 }
 
 impl DeviceTrace {
@@ -133,7 +167,7 @@ impl DeviceTrace {
         self.running.load(Ordering::Acquire) && self.types.load(Ordering::Relaxed) != 0
     }
 
-    fn state(&self) -> std::sync::MutexGuard<'_, TraceState> {
+    fn state(&self) -> MutexGuard<'_, TraceState> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -149,7 +183,7 @@ impl DeviceTrace {
         }
         let record = encode(r, ids);
         loop {
-            let (full, request) = {
+            let request = {
                 let mut st = self.state();
                 if st.request.is_none() {
                     return; // stopped meanwhile
@@ -164,18 +198,20 @@ impl DeviceTrace {
                     b.used += RECORD;
                     return;
                 }
-                // No room: the open buffer (if any) is complete; a spare takes its place.
-                let full = st.buffer.take();
-                st.buffer = st.spare.take();
-                if st.buffer.is_some() {
-                    (full, None)
-                } else {
-                    (full, st.request)
+                // No room: the open buffer (if any) is complete, queued for the tool in the
+                // same critical section that closes it; a spare takes its place.
+                if let Some(full) = st.buffer.take() {
+                    st.close(full);
                 }
+                st.buffer = st.spare.take();
+                let request = if st.buffer.is_some() {
+                    None
+                } else {
+                    st.request
+                };
+                self.deliver(device, st, false);
+                request
             };
-            if let Some(full) = full {
-                self.complete_buffer(device, full);
-            }
             if let Some(request) = request {
                 let mut ptr: *mut c_void = std::ptr::null_mut();
                 let mut bytes = 0usize;
@@ -185,14 +221,13 @@ impl DeviceTrace {
                     // No room (the tool's choice): this record is lost, the next asks again.
                     self.dropped.fetch_add(1, Ordering::Relaxed);
                     if !ptr.is_null() {
-                        self.complete_buffer(
-                            device,
-                            Buffer {
-                                ptr: ptr.cast(),
-                                bytes,
-                                used: 0,
-                            },
-                        );
+                        let mut st = self.state();
+                        st.close(Buffer {
+                            ptr: ptr.cast(),
+                            bytes,
+                            used: 0,
+                        });
+                        self.deliver(device, st, false);
                     }
                     return;
                 }
@@ -207,32 +242,57 @@ impl DeviceTrace {
                 } else if st.spare.is_none() {
                     st.spare = Some(fresh);
                 } else {
-                    drop(st);
-                    self.complete_buffer(device, fresh);
+                    st.close(fresh);
+                    self.deliver(device, st, false);
                 }
             }
         }
     }
 
-    /// Hands a buffer back to the tool, done with it (no lock held).
-    fn complete_buffer(&self, device: i32, b: Buffer) {
-        let complete = self.state().complete;
-        if let Some(complete) = complete {
+    /// Hands the closed buffers back to the tool in the order they were closed: a thread's
+    /// records lie in buffers closed one after another (a buffer is queued in the critical
+    /// section that closes it), so a tool reading its buffers in the order it gets them reads
+    /// each thread's records in order. The first thread to find nobody delivering delivers
+    /// the whole queue, one callback at a time with no lock held; the others return at once,
+    /// or with `wait` (a flush or a stop: the tool must have the buffers when it returns)
+    /// once what was queued before they came has been delivered. A thread inside a
+    /// completion callback never waits: the delivery it is part of hands its buffers back
+    /// next.
+    fn deliver<'a>(&'a self, device: i32, mut st: MutexGuard<'a, TraceState>, wait: bool) {
+        let mine = st.closed_count;
+        let in_completion = IN_COMPLETION.with(Cell::get);
+        while st.delivering {
+            if !wait || in_completion {
+                return;
+            }
+            st = self.handed_back.wait(st).unwrap_or_else(|e| e.into_inner());
+            if st.delivered_count >= mine {
+                return;
+            }
+        }
+        st.delivering = true;
+        while let Some((b, complete)) = st.closed.pop_front() {
+            drop(st);
+            let was = IN_COMPLETION.with(|c| c.replace(true));
             // SAFETY: the tool's buffer-complete callback with its own buffer; records start
             // at cursor 0 and fill `used` bytes.
             unsafe { complete(device, b.ptr.cast(), b.used, 0, 1) };
+            IN_COMPLETION.with(|c| c.set(was));
+            st = self.state();
+            st.delivered_count += 1;
+            self.handed_back.notify_all();
         }
+        st.delivering = false;
+        self.handed_back.notify_all();
     }
 
     /// Completes the open buffers (`ompt_flush_trace`).
     fn flush(&self, device: i32) {
-        let (open, spare) = {
-            let mut st = self.state();
-            (st.buffer.take(), st.spare.take())
-        };
-        for b in [open, spare].into_iter().flatten() {
-            self.complete_buffer(device, b);
+        let mut st = self.state();
+        for b in [st.buffer.take(), st.spare.take()].into_iter().flatten() {
+            st.close(b);
         }
+        self.deliver(device, st, true);
     }
 
     /// Stops tracing: the open buffers are completed, nothing more is recorded.
@@ -541,4 +601,163 @@ pub(crate) unsafe extern "C" fn lookup(name: *const c_char) -> Option<InterfaceF
     let libomp = LIBOMP.get()?;
     // SAFETY: forwarded to libomp's lookup with the tool's NUL-terminated name.
     unsafe { (libomp.lookup)(name) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+    use std::time::Duration;
+
+    // One record per buffer, so every record closes one; the first buffer's completion is
+    // slow (a tool preempted before it reads), as a loaded machine makes it now and then.
+    static ORDER: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+    static COMPLETIONS: AtomicUsize = AtomicUsize::new(0);
+
+    unsafe extern "C" fn request(_: c_int, ptr: *mut *mut c_void, bytes: *mut usize) {
+        let b = Box::leak(vec![0u8; RECORD].into_boxed_slice());
+        unsafe {
+            *ptr = b.as_mut_ptr().cast();
+            *bytes = RECORD;
+        }
+    }
+
+    unsafe extern "C" fn complete(_: c_int, buf: *mut c_void, bytes: usize, _: u64, _: c_int) {
+        if COMPLETIONS.fetch_add(1, Ordering::SeqCst) == 0 {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        if bytes >= RECORD {
+            let r = unsafe { std::ptr::read_unaligned(buf.cast::<RecordOmpt>()) };
+            ORDER.lock().unwrap().push(r.time);
+        }
+        unsafe {
+            drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(
+                buf.cast::<u8>(),
+                bytes,
+            )))
+        };
+    }
+
+    fn record(start: u64) -> TraceRecord {
+        TraceRecord {
+            device: 0,
+            start,
+            end: start,
+            thread_id: 1,
+            queue: None,
+            region_id: 0,
+            region_tool_data: 0,
+            op_id: start,
+            op_tool_data: 0,
+            kind: RecordKind::Kernel {
+                requested_teams: 1,
+                granted_teams: 1,
+                name: "k",
+            },
+        }
+    }
+
+    #[test]
+    fn buffers_are_handed_back_in_the_order_they_closed() {
+        let trace = DeviceTrace::default();
+        {
+            let mut st = trace.state();
+            st.request = Some(request);
+            st.complete = Some(complete);
+        }
+        trace.types.store(KERNELS, Ordering::Relaxed);
+        trace.running.store(true, Ordering::Release);
+        let ids = IdSource {
+            target: false,
+            data_op: false,
+            submit: false,
+        };
+        std::thread::scope(|s| {
+            // This thread's record 1 fills the first buffer; another thread's record closes
+            // it and is slow in the tool's callback.
+            trace.push(&record(1), 0, ids);
+            s.spawn(|| trace.push(&record(1000), 0, ids));
+            while COMPLETIONS.load(Ordering::SeqCst) == 0 {
+                std::thread::yield_now();
+            }
+            // Meanwhile this thread writes records 2..=20, closing the next buffers: the
+            // tool must still get record 1 first.
+            for t in 2..=20 {
+                trace.push(&record(t), 0, ids);
+            }
+        });
+        trace.flush(0);
+        let order: Vec<u64> = ORDER
+            .lock()
+            .unwrap()
+            .iter()
+            .copied()
+            .filter(|&t| t != 1000)
+            .collect();
+        assert_eq!(order, (1..=20).collect::<Vec<u64>>());
+        assert_eq!(ORDER.lock().unwrap().len(), 21);
+    }
+
+    // A tool that stops tracing from inside its completion callback (the runtime is
+    // delivering then): nothing waits on itself, and the buffers still queued reach it.
+    static REENTRANT: std::sync::OnceLock<DeviceTrace> = std::sync::OnceLock::new();
+    static REENTRANT_SEEN: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+    static REENTRANT_CALLS: AtomicUsize = AtomicUsize::new(0);
+
+    unsafe extern "C" fn complete_and_stop(
+        device: c_int,
+        buf: *mut c_void,
+        bytes: usize,
+        _: u64,
+        _: c_int,
+    ) {
+        REENTRANT_CALLS.fetch_add(1, Ordering::SeqCst);
+        if bytes >= RECORD {
+            let r = unsafe { std::ptr::read_unaligned(buf.cast::<RecordOmpt>()) };
+            REENTRANT_SEEN.lock().unwrap().push(r.time);
+        }
+        unsafe {
+            drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(
+                buf.cast::<u8>(),
+                bytes,
+            )))
+        };
+        let trace = REENTRANT.get().unwrap();
+        trace.flush(device);
+        trace.stop(device);
+    }
+
+    #[test]
+    fn a_stop_inside_a_completion_callback_neither_waits_nor_loses_buffers() {
+        let trace = REENTRANT.get_or_init(DeviceTrace::default);
+        {
+            let mut st = trace.state();
+            st.request = Some(request);
+            st.complete = Some(complete_and_stop);
+        }
+        trace.types.store(KERNELS, Ordering::Relaxed);
+        trace.running.store(true, Ordering::Release);
+        let ids = IdSource {
+            target: false,
+            data_op: false,
+            submit: false,
+        };
+        trace.push(&record(1), 0, ids);
+        // A spare is open once record 1's buffer closes; the callback flushes it (queued
+        // behind the buffer being delivered) and stops, so record 2 is not written.
+        trace.state().spare = Some(Buffer {
+            ptr: Box::leak(vec![0u8; RECORD].into_boxed_slice()).as_mut_ptr(),
+            bytes: RECORD,
+            used: 0,
+        });
+        trace.push(&record(2), 0, ids);
+        assert_eq!(*REENTRANT_SEEN.lock().unwrap(), vec![1]);
+        assert_eq!(
+            REENTRANT_CALLS.load(Ordering::SeqCst),
+            2,
+            "the flushed spare came back"
+        );
+        let st = trace.state();
+        assert!(st.request.is_none() && !st.delivering && st.closed.is_empty());
+    }
 }

@@ -123,11 +123,12 @@ struct TraceState {
     /// gets it (a `stop_trace` inside a completion callback must not lose them).
     closed: VecDeque<(Buffer, BufferCompleteFn)>,
     /// A thread is handing `closed` back to the tool (it empties the queue before it stops).
+    /// Whenever the lock is free and this is set, exactly one buffer is in the tool's hands.
     delivering: bool,
-    /// Buffers closed / handed back since tracing began: a flush waits until the second
-    /// reaches what the first was when it closed its buffers.
-    closed_count: u64,
-    delivered_count: u64,
+    /// Buffers handed back since tracing began.
+    delivered: u64,
+    /// Threads in a flush or stop waiting for buffers queued before them.
+    waiting: u32,
 }
 
 impl TraceState {
@@ -136,8 +137,13 @@ impl TraceState {
     fn close(&mut self, b: Buffer) {
         if let Some(complete) = self.complete {
             self.closed.push_back((b, complete));
-            self.closed_count += 1;
         }
+    }
+
+    /// The value `delivered` reaches once every buffer closed so far is handed back (those
+    /// queued, and the one in the tool's hands).
+    fn delivered_once_drained(&self) -> u64 {
+        self.delivered + self.closed.len() as u64 + u64::from(self.delivering)
     }
 }
 
@@ -257,18 +263,19 @@ impl DeviceTrace {
     /// or with `wait` (a flush or a stop: the tool must have the buffers when it returns)
     /// once what was queued before they came has been delivered. A thread inside a
     /// completion callback never waits: the delivery it is part of hands its buffers back
-    /// next.
+    /// next. The condition variable is signalled only while someone waits (no system call
+    /// per buffer otherwise).
     fn deliver<'a>(&'a self, device: i32, mut st: MutexGuard<'a, TraceState>, wait: bool) {
-        let mine = st.closed_count;
-        let in_completion = IN_COMPLETION.with(Cell::get);
-        while st.delivering {
-            if !wait || in_completion {
-                return;
+        if wait && !IN_COMPLETION.with(Cell::get) {
+            let mine = st.delivered_once_drained();
+            st.waiting += 1;
+            while st.delivering && st.delivered < mine {
+                st = self.handed_back.wait(st).unwrap_or_else(|e| e.into_inner());
             }
-            st = self.handed_back.wait(st).unwrap_or_else(|e| e.into_inner());
-            if st.delivered_count >= mine {
-                return;
-            }
+            st.waiting -= 1;
+        }
+        if st.delivering {
+            return; // the thread delivering hands back what was queued
         }
         st.delivering = true;
         while let Some((b, complete)) = st.closed.pop_front() {
@@ -279,11 +286,12 @@ impl DeviceTrace {
             unsafe { complete(device, b.ptr.cast(), b.used, 0, 1) };
             IN_COMPLETION.with(|c| c.set(was));
             st = self.state();
-            st.delivered_count += 1;
-            self.handed_back.notify_all();
+            st.delivered += 1;
+            if st.waiting > 0 {
+                self.handed_back.notify_all();
+            }
         }
         st.delivering = false;
-        self.handed_back.notify_all();
     }
 
     /// Completes the open buffers (`ompt_flush_trace`).
@@ -609,10 +617,21 @@ mod tests {
     use std::sync::atomic::AtomicUsize;
     use std::time::Duration;
 
-    // One record per buffer, so every record closes one; the first buffer's completion is
-    // slow (a tool preempted before it reads), as a loaded machine makes it now and then.
-    static ORDER: Mutex<Vec<u64>> = Mutex::new(Vec::new());
-    static COMPLETIONS: AtomicUsize = AtomicUsize::new(0);
+    const RUNTIME_IDS: IdSource = IdSource {
+        target: false,
+        data_op: false,
+        submit: false,
+    };
+
+    /// A trace of kernel records started with `complete` and one-record buffers (`request`),
+    /// so every record closes a buffer.
+    fn started(trace: &DeviceTrace, complete: BufferCompleteFn) {
+        let mut st = trace.state();
+        st.request = Some(request);
+        st.complete = Some(complete);
+        trace.types.store(KERNELS, Ordering::Relaxed);
+        trace.running.store(true, Ordering::Release);
+    }
 
     unsafe extern "C" fn request(_: c_int, ptr: *mut *mut c_void, bytes: *mut usize) {
         let b = Box::leak(vec![0u8; RECORD].into_boxed_slice());
@@ -622,20 +641,19 @@ mod tests {
         }
     }
 
-    unsafe extern "C" fn complete(_: c_int, buf: *mut c_void, bytes: usize, _: u64, _: c_int) {
-        if COMPLETIONS.fetch_add(1, Ordering::SeqCst) == 0 {
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        if bytes >= RECORD {
-            let r = unsafe { std::ptr::read_unaligned(buf.cast::<RecordOmpt>()) };
-            ORDER.lock().unwrap().push(r.time);
-        }
+    /// What a completion callback does with `request`'s buffer: the start time of its record,
+    /// if it holds one; the buffer is freed.
+    fn take_buffer(buf: *mut c_void, bytes: usize) -> Option<u64> {
+        // SAFETY: `request` allocated `bytes` bytes at `buf`, written by `push` up to a record.
         unsafe {
+            let time =
+                (bytes >= RECORD).then(|| std::ptr::read_unaligned(buf.cast::<RecordOmpt>()).time);
             drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(
                 buf.cast::<u8>(),
                 bytes,
-            )))
-        };
+            )));
+            time
+        }
     }
 
     fn record(start: u64) -> TraceRecord {
@@ -657,44 +675,48 @@ mod tests {
         }
     }
 
+    // The first buffer's completion is slow (a tool preempted before it reads), as a loaded
+    // machine makes it now and then.
+    static ORDER: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+    static COMPLETIONS: AtomicUsize = AtomicUsize::new(0);
+
+    unsafe extern "C" fn complete(_: c_int, buf: *mut c_void, bytes: usize, _: u64, _: c_int) {
+        if COMPLETIONS.fetch_add(1, Ordering::SeqCst) == 0 {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        if let Some(time) = take_buffer(buf, bytes) {
+            ORDER.lock().unwrap().push(time);
+        }
+    }
+
+    fn order_without(other: u64) -> Vec<u64> {
+        let order = ORDER.lock().unwrap();
+        order.iter().copied().filter(|&t| t != other).collect()
+    }
+
     #[test]
     fn buffers_are_handed_back_in_the_order_they_closed() {
         let trace = DeviceTrace::default();
-        {
-            let mut st = trace.state();
-            st.request = Some(request);
-            st.complete = Some(complete);
-        }
-        trace.types.store(KERNELS, Ordering::Relaxed);
-        trace.running.store(true, Ordering::Release);
-        let ids = IdSource {
-            target: false,
-            data_op: false,
-            submit: false,
-        };
+        started(&trace, complete);
         std::thread::scope(|s| {
             // This thread's record 1 fills the first buffer; another thread's record closes
             // it and is slow in the tool's callback.
-            trace.push(&record(1), 0, ids);
-            s.spawn(|| trace.push(&record(1000), 0, ids));
+            trace.push(&record(1), 0, RUNTIME_IDS);
+            s.spawn(|| trace.push(&record(1000), 0, RUNTIME_IDS));
             while COMPLETIONS.load(Ordering::SeqCst) == 0 {
                 std::thread::yield_now();
             }
             // Meanwhile this thread writes records 2..=20, closing the next buffers: the
-            // tool must still get record 1 first.
+            // tool must still get record 1 first. A flush returns once all of them are
+            // handed back, though the other thread is still delivering.
             for t in 2..=20 {
-                trace.push(&record(t), 0, ids);
+                trace.push(&record(t), 0, RUNTIME_IDS);
             }
+            trace.flush(0);
+            assert_eq!(order_without(1000), (1..=20).collect::<Vec<u64>>());
         });
         trace.flush(0);
-        let order: Vec<u64> = ORDER
-            .lock()
-            .unwrap()
-            .iter()
-            .copied()
-            .filter(|&t| t != 1000)
-            .collect();
-        assert_eq!(order, (1..=20).collect::<Vec<u64>>());
+        assert_eq!(order_without(1000), (1..=20).collect::<Vec<u64>>());
         assert_eq!(ORDER.lock().unwrap().len(), 21);
     }
 
@@ -712,16 +734,9 @@ mod tests {
         _: c_int,
     ) {
         REENTRANT_CALLS.fetch_add(1, Ordering::SeqCst);
-        if bytes >= RECORD {
-            let r = unsafe { std::ptr::read_unaligned(buf.cast::<RecordOmpt>()) };
-            REENTRANT_SEEN.lock().unwrap().push(r.time);
+        if let Some(time) = take_buffer(buf, bytes) {
+            REENTRANT_SEEN.lock().unwrap().push(time);
         }
-        unsafe {
-            drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(
-                buf.cast::<u8>(),
-                bytes,
-            )))
-        };
         let trace = REENTRANT.get().unwrap();
         trace.flush(device);
         trace.stop(device);
@@ -730,19 +745,8 @@ mod tests {
     #[test]
     fn a_stop_inside_a_completion_callback_neither_waits_nor_loses_buffers() {
         let trace = REENTRANT.get_or_init(DeviceTrace::default);
-        {
-            let mut st = trace.state();
-            st.request = Some(request);
-            st.complete = Some(complete_and_stop);
-        }
-        trace.types.store(KERNELS, Ordering::Relaxed);
-        trace.running.store(true, Ordering::Release);
-        let ids = IdSource {
-            target: false,
-            data_op: false,
-            submit: false,
-        };
-        trace.push(&record(1), 0, ids);
+        started(trace, complete_and_stop);
+        trace.push(&record(1), 0, RUNTIME_IDS);
         // A spare is open once record 1's buffer closes; the callback flushes it (queued
         // behind the buffer being delivered) and stops, so record 2 is not written.
         trace.state().spare = Some(Buffer {
@@ -750,7 +754,7 @@ mod tests {
             bytes: RECORD,
             used: 0,
         });
-        trace.push(&record(2), 0, ids);
+        trace.push(&record(2), 0, RUNTIME_IDS);
         assert_eq!(*REENTRANT_SEEN.lock().unwrap(), vec![1]);
         assert_eq!(
             REENTRANT_CALLS.load(Ordering::SeqCst),

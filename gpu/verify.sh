@@ -3,8 +3,8 @@
 # gpu/build.sh built (carry ["gpu/out-pack"]: the packed programs, unpacked here first). Logs go to $OUT (the device tool returns them; at
 # most 8 files), a short summary to stdout.
 #
-# usage: bash gpu/verify.sh a   conformance (v7 vs LLVM 19, v8), examples, tools, GPU sharing
-#                               tests, soak
+# usage: bash gpu/verify.sh a   conformance (v7 vs LLVM 19, v8), examples, tools, the launch
+#                               geometry case by case (gpu/geometry.sh), GPU sharing tests, soak
 #                               10^6 constructs x 16 threads                     (~6 min)
 #        bash gpu/verify.sh b   MPI stencil, compute-sanitizer (4 tools x 2 runtimes, as far as
 #                               B_SAN_BUDGET_S allows), the perf table           (~9 min)
@@ -28,6 +28,9 @@ case ${1:-} in
     step "suite: conformance examples tools"
     JOBS=8 BUDGET_S=${A_BUDGET_S:-240} OUT=$logs bash gpu/run.sh conformance examples tools > "$out/suite-a.log" 2>&1
     echo "suite rc=$?"
+    step "launch geometry, case by case"
+    OUT=$logs timeout 400 bash gpu/geometry.sh > "$out/geometry.log" 2>&1
+    echo "geometry rc=$?"
     (cd "$logs" && tar czf "$out/logs-a.tgz" .) 2>/dev/null
     step "share"
     timeout 240 bash gpu/share.sh > "$out/share.log" 2>&1
@@ -37,6 +40,7 @@ case ${1:-} in
     echo "soak rc=$?"
     step "summary"
     grep -E '^(conformance v|examples|tools|== done|INCOMPLETE|SKIP)' "$out/suite-a.log" | cut -c1-200
+    head -n 40 "$out/geometry.log" | cut -c1-200
     grep -E '^(PASS|FAIL)|B took|^ +(omptarget|4 TiB|eight)' "$out/share.log" | cut -c1-300
     tail -n 4 "$out/soak.log" | cut -c1-200
     ;;

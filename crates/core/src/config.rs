@@ -37,8 +37,9 @@ pub struct Config {
     pub num_teams: i32,
     /// `OMP_TEAMS_THREAD_LIMIT` (0 = unset).
     pub teams_thread_limit: i32,
-    /// `OMP_TEAM_LIMIT` (0 = unset).
-    pub team_limit: i32,
+    /// `LIBOMPTARGET_SHARED_MEMORY_SIZE` (bytes of dynamic shared memory each GPU kernel gets
+    /// at least, 0 = what the launch asks).
+    pub shared_memory_size: u32,
     /// `LIBOMPTARGET_STACK_SIZE` (bytes, 0 = device default).
     pub stack_size: usize,
     /// `LIBOMPTARGET_HEAP_SIZE` (bytes, 0 = device default).
@@ -126,7 +127,7 @@ impl Default for Config {
             disable_host_plugin: false,
             num_teams: 0,
             teams_thread_limit: 0,
-            team_limit: 0,
+            shared_memory_size: 0,
             stack_size: 0,
             heap_size: 0,
             profile: None,
@@ -305,7 +306,9 @@ impl Config {
             teams_thread_limit: r
                 .int("OMP_TEAMS_THREAD_LIMIT", 0, i32_max)
                 .map_or(0, |v| v as i32),
-            team_limit: r.int("OMP_TEAM_LIMIT", 0, i32_max).map_or(0, |v| v as i32),
+            shared_memory_size: r
+                .int("LIBOMPTARGET_SHARED_MEMORY_SIZE", 0, i64::from(u32::MAX))
+                .map_or(0, |v| v as u32),
             stack_size: bytes("LIBOMPTARGET_STACK_SIZE", 0),
             heap_size: bytes("LIBOMPTARGET_HEAP_SIZE", 0),
             profile: (r.get)("LIBOMPTARGET_PROFILE").filter(|p| !p.is_empty()),

@@ -8,8 +8,9 @@ pub struct CudaConfig {
     pub num_teams: u32,
     /// `OMP_TEAMS_THREAD_LIMIT` (0: unset).
     pub teams_thread_limit: u32,
-    /// `OMP_TEAM_LIMIT` (0: unset).
-    pub team_limit: u32,
+    /// `LIBOMPTARGET_SHARED_MEMORY_SIZE`: bytes of dynamic shared memory every OpenMP kernel
+    /// launch gets at least (0: what the launch asks).
+    pub shared_memory_size: u32,
     /// `LIBOMPTARGET_STACK_SIZE` (0: driver default).
     pub stack_size: usize,
     /// `LIBOMPTARGET_HEAP_SIZE` (0: driver default).
@@ -66,7 +67,7 @@ impl Default for CudaConfig {
         Self {
             num_teams: 0,
             teams_thread_limit: 0,
-            team_limit: 0,
+            shared_memory_size: 0,
             stack_size: 0,
             heap_size: 0,
             pool_release_threshold: None,

@@ -48,6 +48,9 @@ pub(crate) struct CudaDevice {
     staging: staging::Staging,
     blocks: Arc<blocks::BlockCache>,
     limits: kernel::LimitsWithEnv,
+    /// `LIBOMPTARGET_SHARED_MEMORY_SIZE`: dynamic shared memory every OpenMP kernel gets at
+    /// least, which the device runtime hands out (`llvm_omp_target_dynamic_shared_alloc`).
+    shared_memory_size: u32,
     name: String,
     total_memory: usize,
     driver_version: i32,
@@ -228,9 +231,8 @@ impl CudaDevice {
             attribute(dev, A::CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS).unwrap_or(0) != 0;
         let limits = kernel::DeviceLimits {
             warp_size: attribute(dev, A::CU_DEVICE_ATTRIBUTE_WARP_SIZE)? as u32,
-            max_threads: attribute(dev, A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)? as u32,
+            max_threads: attribute(dev, A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X)? as u32,
             max_blocks: attribute(dev, A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X)? as u32,
-            clock_khz: attribute(dev, A::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? as u64,
             hardware_parallelism: sm_count as u64
                 * (attribute(dev, A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)? as u64
                     / 32),
@@ -268,6 +270,7 @@ impl CudaDevice {
                 config.copy_kernel,
             ),
             limits,
+            shared_memory_size: config.shared_memory_size,
             name,
             total_memory,
             driver_version,

@@ -112,6 +112,16 @@ impl CudaDevice {
             return launch_language(k, lang, config, s);
         }
         let (blocks, threads) = k.geometry(&self.limits, config);
+        // Only a bare kernel is launched in more than one dimension, as LLVM 22 launches it.
+        let (grid_yz, block_yz) = if k.is_bare() {
+            let d = |v: u32| v.max(1);
+            (
+                [d(config.num_teams[1]), d(config.num_teams[2])],
+                [d(config.thread_limit[1]), d(config.thread_limit[2])],
+            )
+        } else {
+            ([1, 1], [1, 1])
+        };
         let s = self.submit(queue)?;
         // The hidden launch environment (version 3+; the core upgrades older launches of
         // kernels that take it): ~0 unless the kernel reduces across teams.
@@ -139,12 +149,12 @@ impl CudaDevice {
             sys::cuLaunchKernel(
                 k.func,
                 blocks,
-                1,
-                1,
+                grid_yz[0],
+                grid_yz[1],
                 threads,
-                1,
-                1,
-                config.dyn_cgroup_mem,
+                block_yz[0],
+                block_yz[1],
+                config.dyn_cgroup_mem.max(self.shared_memory_size),
                 s,
                 params.as_mut_slice().as_mut_ptr().cast(),
                 std::ptr::null_mut(),

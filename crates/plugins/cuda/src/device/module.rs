@@ -79,8 +79,10 @@ impl CudaDevice {
                 debug_kind: 0,
                 num_devices: env.num_devices,
                 device_num: env.device_num,
-                dynamic_mem_size: 0,
-                clock_frequency: self.limits.clock_khz * 1000,
+                dynamic_mem_size: self.shared_memory_size,
+                // LLVM 19's CUDA plugin says 1 GHz, the resolution of the global timer the
+                // device runtime reads for `omp_get_wtime`.
+                clock_frequency: 1_000_000_000,
                 indirect_call_table: 0,
                 indirect_call_table_size: 0,
                 hardware_parallelism: self.limits.hardware_parallelism,

@@ -8,7 +8,8 @@
 # the first differing lines; the outputs go to $OUT/geometry (default /tmp/gpu-geometry).
 #
 # usage: bash gpu/geometry.sh          (on the GPU machine; gpu/verify.sh a runs it)
-# env: GPU_OUT (gpu/out), LLVM19_DIR, EXTRA_LIB (/usr/local/nvidia/lib64), OUT
+# env: GPU_OUT (gpu/out), LLVM19_DIR, EXTRA_LIB (/usr/local/nvidia/lib64), OUT,
+#      OURS_DIR (the folder of our libomptarget.so.19.1; default gpu/out/ours)
 # Exit status: 0 when every case agrees, 1 otherwise, 2 when nothing could run.
 set -u
 cd "$(dirname "$(readlink -f "$0")")/.." || exit 2
@@ -18,7 +19,7 @@ G=${GPU_OUT:-gpu/out}
 EXTRA=${EXTRA_LIB:-/usr/local/nvidia/lib64}
 [[ -n ${LLVM19_DIR:-} ]] || llvm19_dir LLVM19_DIR
 [[ -n $LLVM19_DIR ]] || { echo "geometry.sh: no LLVM 19 runtime (gpu/out/llvm19.tar.xz)"; exit 2; }
-OURS=$G/ours
+OURS=${OURS_DIR:-$G/ours}
 W=${OUT:-/tmp/gpu-geometry}/geometry
 mkdir -p "$W"
 status=0

@@ -16,6 +16,7 @@ pub fn default_plugins(config: &Config) -> Vec<Arc<dyn Plugin>> {
             num_teams: config.num_teams.max(0) as u32,
             teams_thread_limit: config.teams_thread_limit.max(0) as u32,
             shared_memory_size: config.shared_memory_size,
+            device_rtl_debug: config.device_rtl_debug,
             stack_size: config.stack_size,
             heap_size: config.heap_size,
             pool_release_threshold: config.cuda_pool_release_threshold,

@@ -40,6 +40,8 @@ pub struct Config {
     /// `LIBOMPTARGET_SHARED_MEMORY_SIZE` (bytes of dynamic shared memory each GPU kernel gets
     /// at least, 0 = what the launch asks).
     pub shared_memory_size: u32,
+    /// `LIBOMPTARGET_DEVICE_RTL_DEBUG` (the device runtime's debug kinds, 0 = none).
+    pub device_rtl_debug: u32,
     /// `LIBOMPTARGET_STACK_SIZE` (bytes, 0 = device default).
     pub stack_size: usize,
     /// `LIBOMPTARGET_HEAP_SIZE` (bytes, 0 = device default).
@@ -128,6 +130,7 @@ impl Default for Config {
             num_teams: 0,
             teams_thread_limit: 0,
             shared_memory_size: 0,
+            device_rtl_debug: 0,
             stack_size: 0,
             heap_size: 0,
             profile: None,
@@ -309,6 +312,9 @@ impl Config {
             shared_memory_size: r
                 .int("LIBOMPTARGET_SHARED_MEMORY_SIZE", 0, i64::from(u32::MAX))
                 .map_or(0, |v| v as u32),
+            device_rtl_debug: r
+                .int("LIBOMPTARGET_DEVICE_RTL_DEBUG", 0, i32_max)
+                .map_or(0, |v| v as u32),
             stack_size: bytes("LIBOMPTARGET_STACK_SIZE", 0),
             heap_size: bytes("LIBOMPTARGET_HEAP_SIZE", 0),
             profile: (r.get)("LIBOMPTARGET_PROFILE").filter(|p| !p.is_empty()),
@@ -388,6 +394,19 @@ impl Config {
 mod tests {
     use super::*;
     use std::collections::HashMap;
+
+    #[test]
+    fn device_launch_settings() {
+        let vars: HashMap<&str, &str> = [
+            ("LIBOMPTARGET_SHARED_MEMORY_SIZE", "4096"),
+            ("LIBOMPTARGET_DEVICE_RTL_DEBUG", "1"),
+        ]
+        .into();
+        let c = Config::from_lookup(|k| vars.get(k).map(|v| v.to_string()));
+        assert_eq!((c.shared_memory_size, c.device_rtl_debug), (4096, 1));
+        let d = Config::from_lookup(|_| None);
+        assert_eq!((d.shared_memory_size, d.device_rtl_debug), (0, 0));
+    }
 
     #[test]
     fn reads_values_and_keeps_defaults() {

@@ -11,6 +11,8 @@ pub struct CudaConfig {
     /// `LIBOMPTARGET_SHARED_MEMORY_SIZE`: bytes of dynamic shared memory every OpenMP kernel
     /// launch gets at least (0: what the launch asks).
     pub shared_memory_size: u32,
+    /// `LIBOMPTARGET_DEVICE_RTL_DEBUG`: written into the device runtime's environment.
+    pub device_rtl_debug: u32,
     /// `LIBOMPTARGET_STACK_SIZE` (0: driver default).
     pub stack_size: usize,
     /// `LIBOMPTARGET_HEAP_SIZE` (0: driver default).
@@ -68,6 +70,7 @@ impl Default for CudaConfig {
             num_teams: 0,
             teams_thread_limit: 0,
             shared_memory_size: 0,
+            device_rtl_debug: 0,
             stack_size: 0,
             heap_size: 0,
             pool_release_threshold: None,

@@ -51,6 +51,8 @@ pub(crate) struct CudaDevice {
     /// `LIBOMPTARGET_SHARED_MEMORY_SIZE`: dynamic shared memory every OpenMP kernel gets at
     /// least, which the device runtime hands out (`llvm_omp_target_dynamic_shared_alloc`).
     shared_memory_size: u32,
+    /// `LIBOMPTARGET_DEVICE_RTL_DEBUG`, for the device runtime's environment.
+    device_rtl_debug: u32,
     name: String,
     total_memory: usize,
     driver_version: i32,
@@ -271,6 +273,7 @@ impl CudaDevice {
             ),
             limits,
             shared_memory_size: config.shared_memory_size,
+            device_rtl_debug: config.device_rtl_debug,
             name,
             total_memory,
             driver_version,

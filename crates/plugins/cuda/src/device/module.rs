@@ -76,7 +76,7 @@ impl CudaDevice {
         // The device runtime reads its environment from this global.
         if let Some((ptr, size)) = global_of(module, "__omp_rtl_device_environment")? {
             let de = DeviceEnvironment {
-                debug_kind: 0,
+                debug_kind: self.device_rtl_debug,
                 num_devices: env.num_devices,
                 device_num: env.device_num,
                 dynamic_mem_size: self.shared_memory_size,

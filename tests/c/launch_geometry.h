@@ -9,11 +9,12 @@
 // The programs that include this header pick the cases (GEOMETRY_CASES) and the environment
 // (`// ENV:`): launch_geometry.c (no variables), launch_geometry_env_*.c.
 //
-// A kernel's mode is clang's choice: `target teams distribute parallel for` is SPMD; `target
-// teams` with a `parallel` region inside becomes Generic-SPMD once clang's OpenMP optimisation
-// can run its team-level code on every thread; a call to a function that may be replaced at
-// link time (weak) keeps it Generic; `teams distribute` with a nested `parallel for` is launched
-// by its trip count; `ompx_bare` kernels have no kernel environment.
+// A kernel's mode is clang's choice (`LIBOMPTARGET_INFO=16` prints it): `target teams
+// distribute parallel for` is SPMD; `target teams` holding only a `parallel` region becomes
+// Generic-SPMD (clang's OpenMP optimisation runs it on every thread); `target teams` with
+// team-level work before its `parallel` regions stays Generic; `teams distribute` with a nested
+// `parallel for` is Generic, launched by its trip count; `ompx_bare` kernels have no kernel
+// environment.
 #include <omp.h>
 #include <ompx.h>
 #include <stdint.h>
@@ -66,9 +67,6 @@ static inline void record_thread(slot_t *S, int team, int thread, int nthreads) 
   at_min(&s->nthreads_min, nthreads);
   at_max(&s->nthreads_max, nthreads);
 }
-// Team-level work that clang's optimisation cannot see into (a weak definition may be
-// replaced at link time), so the kernel stays in Generic mode.
-__attribute__((weak, noinline)) void geometry_opaque(slot_t *S) { S[0].pad[0] += 0; }
 static int geometry_on_gpu(void) {
 #if defined(__NVPTX__) || defined(__AMDGPU__)
   return 1;
@@ -91,15 +89,14 @@ static void reset(void) {
 
 #define PRAGMA(x) _Pragma(#x)
 
-// `target teams` + `parallel` (Generic-SPMD), four clause variants.
-#define TEAMS_PARALLEL(NAME, CLAUSES, OPAQUE)                                                  \
+// `target teams` recording its team, then a `parallel` region (Generic), four clause variants.
+#define TEAMS_PARALLEL(NAME, CLAUSES)                                                          \
   static void NAME(int nt, int tl, int nth) {                                                  \
     (void)nt; (void)tl;                                                                        \
     PRAGMA(omp target teams CLAUSES)                                                           \
     {                                                                                          \
       int team = omp_get_team_num();                                                           \
       record_team(S, team, omp_get_num_teams());                                               \
-      if (OPAQUE) geometry_opaque(S);                                                          \
       if (nth > 0) {                                                                           \
         PRAGMA(omp parallel num_threads(nth))                                                  \
         record_thread(S, team, omp_get_thread_num(), omp_get_num_threads());                  \
@@ -109,14 +106,41 @@ static void reset(void) {
       }                                                                                        \
     }                                                                                          \
   }
-TEAMS_PARALLEL(tp_nt_tl, num_teams(nt) thread_limit(tl), 0)
-TEAMS_PARALLEL(tp_nt, num_teams(nt), 0)
-TEAMS_PARALLEL(tp_tl, thread_limit(tl), 0)
-TEAMS_PARALLEL(tp_none, , 0)
-TEAMS_PARALLEL(gen_nt_tl, num_teams(nt) thread_limit(tl), 1)
-TEAMS_PARALLEL(gen_nt, num_teams(nt), 1)
-TEAMS_PARALLEL(gen_tl, thread_limit(tl), 1)
-TEAMS_PARALLEL(gen_none, , 1)
+TEAMS_PARALLEL(tp_nt_tl, num_teams(nt) thread_limit(tl))
+TEAMS_PARALLEL(tp_nt, num_teams(nt))
+TEAMS_PARALLEL(tp_tl, thread_limit(tl))
+TEAMS_PARALLEL(tp_none, )
+
+// `target teams` whose only content is a `parallel` region: clang's optimisation makes it SPMD
+// (Generic-SPMD); the team is recorded by its thread 0 inside the region.
+#define TEAMS_ONLY_PARALLEL(NAME, CLAUSES, PARALLEL)                                           \
+  static void NAME(int nt, int tl, int nth) {                                                  \
+    (void)nt; (void)tl; (void)nth;                                                             \
+    PRAGMA(omp target teams CLAUSES)                                                           \
+    PRAGMA(PARALLEL)                                                                           \
+    {                                                                                          \
+      int team = omp_get_team_num();                                                           \
+      if (omp_get_thread_num() == 0) record_team(S, team, omp_get_num_teams());               \
+      record_thread(S, team, omp_get_thread_num(), omp_get_num_threads());                    \
+    }                                                                                          \
+  }
+TEAMS_ONLY_PARALLEL(gs_nt_tl, num_teams(nt) thread_limit(tl), omp parallel)
+TEAMS_ONLY_PARALLEL(gs_nt, num_teams(nt), omp parallel)
+TEAMS_ONLY_PARALLEL(gs_tl, thread_limit(tl), omp parallel)
+TEAMS_ONLY_PARALLEL(gs_none, , omp parallel)
+TEAMS_ONLY_PARALLEL(gsn_nt_tl, num_teams(nt) thread_limit(tl), omp parallel num_threads(nth))
+TEAMS_ONLY_PARALLEL(gsn_nt, num_teams(nt), omp parallel num_threads(nth))
+TEAMS_ONLY_PARALLEL(gsn_tl, thread_limit(tl), omp parallel num_threads(nth))
+TEAMS_ONLY_PARALLEL(gsn_none, , omp parallel num_threads(nth))
+// Both forms: without num_threads when nth is 0.
+#define GS_PICK(SUFFIX)                                                                        \
+  static void gs_any_##SUFFIX(int nt, int tl, int nth) {                                       \
+    if (nth > 0) gsn_##SUFFIX(nt, tl, nth); else gs_##SUFFIX(nt, tl, nth);                     \
+  }
+GS_PICK(nt_tl)
+GS_PICK(nt)
+GS_PICK(tl)
+GS_PICK(none)
 
 // `target teams distribute parallel for` (SPMD) over `trip` iterations: a team counts once
 // per iteration its thread 0 runs, a thread once per iteration.

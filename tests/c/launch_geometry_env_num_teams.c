@@ -1,12 +1,13 @@
 // ENV: OMP_NUM_TEAMS=5 OMP_TEAMS_THREAD_LIMIT=64
 // Launch geometry under OMP_NUM_TEAMS=5 OMP_TEAMS_THREAD_LIMIT=64, differential (OMP_NUM_TEAMS is a maximum on the device, for a num_teams clause too; OMP_TEAMS_THREAD_LIMIT caps the threads of a team; see launch_geometry.h).
 #define GEOMETRY_CASES                                                                         \
-  run_teams("spmdized", tp_nt_tl, tp_nt, tp_tl, tp_none, teams, nteams, tls, ntls, nths, 2);   \
-  run_teams("generic", gen_nt_tl, gen_nt, gen_tl, gen_none, teams, nteams, tls, ntls, nths, 2);\
+  run_teams("generic", tp_nt_tl, tp_nt, tp_tl, tp_none, teams, nteams, tls, ntls, nths, 2);    \
+  run_teams("gen-spmd", gs_any_nt_tl, gs_any_nt, gs_any_tl, gs_any_none, teams, nteams, tls,  \
+            ntls, nths, 2);                                                                    \
   run_loops("spmd", spmd_nt_tl, spmd_nt, spmd_tl, spmd_none, teams, nteams, tls, ntls, trips, \
             ntrips);                                                                           \
   for (int a = 0; a < nteams; a += 3)                                                          \
-    for (int b = 0; b < ntls; b += 2) {                                                        \
+    for (int b = 0; b < ntls && tls[b] <= 1024; b += 2) {                                      \
       reset();                                                                                 \
       bare(teams[a], tls[b]);                                                                  \
       report("bare", teams[a], tls[b], 0, -1);                                                 \

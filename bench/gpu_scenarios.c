@@ -31,8 +31,8 @@ typedef void (*fn_t)(long iters);
    repetitions (perf_event_open; the main thread only, which issues every region of the
    single-threaded scenarios), printed per region after the time as `cyc= ins= llcm= dtlbm=
    ipc= ghz= cpu_pct=`, `NAME=none` for each hardware count the machine does not give (a VM
-   without a PMU), or `counters=none` when it gives none at all. What tells a process whose host work is slower (docs/PERFORMANCE.md, fifth session)
-   apart: the same instructions at fewer instructions per cycle with more cache or TLB misses
+   without a PMU), or `counters=none` when it gives none at all. What tells a process whose host work is slower
+   (docs/PERFORMANCE.md, "Why the latency rows vary") apart: the same instructions at fewer instructions per cycle with more cache or TLB misses
    (where its memory lies), a lower clock (ghz), or less of the time on the CPU (cpu_pct). */
 enum { C_CYC, C_INS, C_LLCM, C_DTLBM, C_TASK, C_N };
 static int counters_fd[C_N], counters_wanted;
@@ -238,7 +238,7 @@ static void nowait32_4m(long n) {
 /* host_memlat (only when named): the host's memory latency in this process, in us per
    dependent load (x1000 = ns), a pointer chase over 512 MiB in a random cycle of 64-byte lines
    (Sattolo's shuffle, a fixed seed). The GPU machines put processes on two latency levels
-   (docs/PERFORMANCE.md, fifth session); named before the latency scenarios in one process,
+   (docs/PERFORMANCE.md, "Why the latency rows vary"); named before the latency scenarios in one process,
    it shows whether a slow process's host memory is slow too. */
 static size_t *chase;
 static size_t chase_at;
@@ -263,7 +263,7 @@ static void host_memlat(long n) {
 /* host_clock (only when named): the speed of the CPU this process runs on, in ns per step of
    a dependent 64-bit multiply-add chain (1000 steps per iteration; no memory touched). On the
    GPU machines' VMs it varies from process to process, and the latency rows follow it
-   (docs/PERFORMANCE.md, sixth session): `gpu/run.sh perf` runs it first in every process. */
+   (docs/PERFORMANCE.md, "Why the latency rows vary"): `gpu/run.sh perf` runs it first in every process. */
 static unsigned long long clock_x = 1;
 static void host_clock(long n) {
   unsigned long long x = clock_x;

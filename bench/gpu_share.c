@@ -1,4 +1,4 @@
-// Several processes sharing one GPU (issue #14): each phase maps GIB GiB (map(alloc), so the
+// Several processes sharing one GPU (the memory pool must give back what it caches): each phase maps GIB GiB (map(alloc), so the
 // host array is never touched) with `target enter data`, runs one target region that writes
 // one double per MiB, keeps the mapping HOLD_MS, unmaps it, then the process idles IDLE_MS.
 // Run several copies at once (with start offsets) and check that every phase of every process

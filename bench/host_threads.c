@@ -1,4 +1,4 @@
-// Many host threads offloading small regions (issue #21.1) on whatever device the program was
+// Many host threads offloading small regions (where threads meet in the runtime) on whatever device the program was
 // built for (the host device here: clang -fopenmp -fopenmp-targets=x86_64-pc-linux-gnu): T
 // threads each run `map(tofrom: 64 B)` regions on their own buffer, as gpu_scenarios.c's
 // threadsT_map64B rows do on a GPU. The aggregate time per region shows whether throughput

@@ -1,4 +1,4 @@
-// One construct naming many items (issue #23.3): `target enter data` of N distinct 4-byte
+// One construct naming many items (its cost must stay linear in them): `target enter data` of N distinct 4-byte
 // items in one construct, then `target exit data map(from:)` of the same N items, through
 // the runtime's entry point directly (an OpenMP map clause cannot list 10^6 items).
 //

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# MPI ranks sharing the GPU (issue #15).
+# MPI ranks sharing the GPU, as large offload codes run.
 #   here:  gpu/mpi.sh build        builds gpu/out/mpi (gpu/build.sh calls it): examples/mpi/*.c
 #                                  for sm_90 (and for the host device, for a dry run here), and
 #                                  Open MPI packed to run anywhere (gpu/mpi-bundle.sh), as

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Processes sharing one GPU (issue #14), on the GPU machine, with what gpu/build.sh built:
+# Processes sharing one GPU (the pool's sharing policy, docs/GPU.md), on the GPU machine, with what gpu/build.sh built:
 # bench/gpu_share under our runtime and LLVM 19's. Every test prints PASS or FAIL.
 #
 # usage: bash gpu/share.sh [TEST...]   (default: all)

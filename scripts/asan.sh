@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The host conformance suite (tests/c, compared with LLVM 19 as in scripts/test.sh) with our
-# runtime built with AddressSanitizer and LeakSanitizer (issue #12, item 15).
+# runtime built with AddressSanitizer and LeakSanitizer: memory errors and leaks of ours that the C programs reach.
 #
 # The stable toolchain builds it through RUSTC_BOOTSTRAP=1 (-Zsanitizer=address, and
 # -Zbuild-std so the standard library is instrumented too; that needs the rust-src

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The README's way of using the runtime with one's own programs, run as a new user runs it
-# (issue #22): build, `omptarget install` into a fresh prefix, compile an example with
+# The README's way of using the runtime with one's own programs, run as a new user runs it:
+# build, `omptarget install` into a fresh prefix, compile an example with
 # clang-19, run it with LD_LIBRARY_PATH=PREFIX/lib and nothing else (a bare environment), and
 # `omptarget doctor` on it: no problem with ours first, LLVM's runtime named (exit 1) when it
 # is first. Then the Lmod modulefile, where Lmod is installed (CI installs it), and the

@@ -1,4 +1,4 @@
-// LLVM 22's interop interface on a GPU (issue #11): __tgt_interop_get with a prefer_type
+// LLVM 22's interop interface on a GPU: __tgt_interop_get with a prefer_type
 // list, __tgt_interop_use60, __tgt_interop_release, ompx_interop_add_completion_callback,
 // and an implicit (dispatch-style) object completed by __tgt_target_sync. The entry points
 // are looked up at run time: LLVM 19's runtime has none of them (the program says so).

@@ -1,4 +1,4 @@
-// ONLY: clang22 (LLVM 22's ATTACH traces; clang 19's PTR_AND_OBJ traces differ from LLVM 19 in two pre-existing lines, see the report of issue 13)
+// ONLY: clang22 (LLVM 22's ATTACH traces; clang 19's PTR_AND_OBJ traces differ from LLVM 19 in two lines that predate the attach rules)
 // STDERR
 // ENV: LIBOMPTARGET_INFO=-1
 // LIBOMPTARGET_INFO traces of pointer maps: clang 22's ATTACH entries are listed as

@@ -1,4 +1,4 @@
-// Offloading after main returns (issue #23.2): an atexit handler runs target regions that
+// Offloading after main returns (the runtime must still serve it): an atexit handler runs target regions that
 // read a device global main changed on the device only, map new data and update the host.
 // The runtime must still work during exit, up to the unregistration of the images (which
 // runs from an atexit handler registered before this one, so after it), and the regions must

@@ -1,4 +1,4 @@
-// Offloading from a C++ global object's destructor, after main returned (issue #23.2): the
+// Offloading from a C++ global object's destructor, after main returned (the runtime must still serve it): the
 // destructor runs a target region that reads a device global main changed on the device only
 // and maps data. It must run on the device (host fallback would see the host copy, 1).
 #include <omp.h>

@@ -1,4 +1,4 @@
-// An internal error of the runtime inside a construct (issue #23.2b): forced in a debug build
+// An internal error of the runtime inside a construct fails that construct: forced in a debug build
 // of ours with OMPTARGET_RS_DEBUG_PANIC=ENTRY_POINT. The construct has failed, so the offload
 // policy decides: fatal under MANDATORY and under DEFAULT with devices (LLVM's "failure of
 // target construct while offloading is mandatory"), never a silent host fallback.

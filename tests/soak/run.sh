@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Soak and load run of tests/soak/soak.c (issue #12, item 14): CONSTRUCTS constructs from
+# Soak and load run of tests/soak/soak.c (no leak or slowdown over long runs): CONSTRUCTS constructs from
 # THREADS threads, every result checked, host RSS sampled by the program (it fails unless RSS
 # is flat after warm-up) and, where nvidia-smi exists, the GPU's used memory sampled every
 # 0.5 s (it must not grow after warm-up either).

@@ -1,4 +1,4 @@
-// The program exits while `target nowait` constructs are in flight (issue #23.4): LLVM 19
+// The program exits while `target nowait` constructs are in flight: LLVM 19
 // crashes (in-flight tasks run kernels of images already unloaded, or find their mappings
 // gone); the runtime must drain or cancel them so that the program ends cleanly.
 //

@@ -1,4 +1,4 @@
-// A thread's first mapping meets a dlclose, with the unlucky schedule forced (issue #23.1).
+// A thread's first mapping meets a dlclose, with the unlucky schedule forced (it once deadlocked).
 //
 // The hang: thread B maps data under a device's mapping-table lock and, being a fresh thread,
 // initialises a thread-local with a destructor for the first time: the C library registers it

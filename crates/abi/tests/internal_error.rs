@@ -1,5 +1,5 @@
 //! An internal error of the runtime inside a construct is a failure of that construct under
-//! the offload policy (issue #23.2b): `tests/ours/internal_error_policy.c` under our debug
+//! the offload policy: `tests/ours/internal_error_policy.c` under our debug
 //! build, with `OMPTARGET_RS_DEBUG_PANIC` naming the entry point that fails. Before, a panic
 //! there returned a plain failure code and clang's host fallback ran the region on the host,
 //! exit status 0, even under `OMP_TARGET_OFFLOAD=MANDATORY`.

@@ -57,7 +57,7 @@ fn registration_while_regions_run_never_hangs() {
 }
 
 /// A fresh thread's first mapping meets a `dlclose` of a library with its own image, with the
-/// schedule that hung (issue #23) forced by the program: when the runtime registers a
+/// schedule that once hung forced by the program: when the runtime registers a
 /// thread-local destructor (which takes the dynamic loader's lock), the program first lets
 /// another thread run into `dlclose` and reach the runtime. A runtime lock held across that
 /// registration deadlocks, which the program reports (exit 3) before the deadline.
@@ -95,7 +95,7 @@ fn a_first_mapping_beside_a_dlclose_never_hangs() {
     }
 }
 
-/// The program exits while `target nowait` regions run (issue #23.4), by returning from
+/// The program exits while `target nowait` regions run, by returning from
 /// `main`, by `exit()` from `main`, and by `exit()` from another thread: the runtime lets the
 /// running constructs finish before it unloads the images, and the program ends cleanly
 /// (LLVM 19 crashes in every mode; before the fix ours stopped every run with "Host ptr ...

@@ -19,7 +19,7 @@ use std::process::ExitCode;
 #[derive(Parser)]
 #[command(
     name = "omptarget",
-    version,
+    version = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("OMPTARGET_COMMIT"), ")"),
     about = "omptarget-rs: OpenMP offload runtime tools"
 )]
 struct Cli {

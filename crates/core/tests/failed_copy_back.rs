@@ -1,4 +1,4 @@
-//! A copy back to the host that fails (#12 item 9): the entry whose last reference the
+//! A copy back to the host that fails: the entry whose last reference the
 //! construct released is retired all the same, on every device model, blocking or `nowait`,
 //! and whether the copy fails when it is issued or when the queue is synchronised. Before, the
 //! entry stayed in the table with count 0: `omp_target_is_present` still said yes, and a later

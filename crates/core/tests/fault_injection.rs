@@ -1,4 +1,5 @@
-//! Fault injection at every position (issue #12, item 13): for each script of constructs and
+//! Fault injection at every position, so that no failure of a device call leaves the runtime
+//! inconsistent: for each script of constructs and
 //! each device model, a fault-free run counts the mock plugin's faultable calls; then, for
 //! every k, a fresh runtime runs the script with the k-th call failing. The construct that
 //! meets the fault must leave each mapping either as it was before the construct or as a

@@ -1,4 +1,4 @@
-//! One construct that names very many items (issue #23.3): `target enter data` and `target
+//! One construct that names very many items must cost time linear in them: `target enter data` and `target
 //! exit data` of 2*10^5 distinct 4-byte items each, on the mock device, with and without
 //! stream-ordered allocation. Every per-construct bookkeeping step (entries created, marked,
 //! retired) must be O(1) or O(log n) per item: with the linear searches this replaced, the

@@ -1,4 +1,4 @@
-//! Several devices in one process, on the mock backend (issue #15): `omp_target_memcpy`
+//! Several devices in one process, on the mock backend (no machine with two GPUs is at hand): `omp_target_memcpy`
 //! between two devices goes directly when the backend has a peer path and through host memory
 //! when it has not, `omp_target_memcpy_rect`'s rows follow the same path, and host threads
 //! running constructs on different devices each use their own device's queues and memory.

@@ -6,7 +6,7 @@
 //! path is `try_lock` (the same compare-and-swap as `lock`); nothing is counted or read then.
 //! Sites are statics named after the lock (one per kind of lock: every device's mapping table
 //! counts on one site). The table of sites that were ever found held is printed at exit with
-//! the profile (docs/PERFORMANCE.md, "Where threads meet").
+//! the profile (docs/ARCHITECTURE.md, "Where threads meet").
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, TryLockError};

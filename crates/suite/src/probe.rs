@@ -5,18 +5,19 @@
 //!   allocations, in one `cuMemcpyBatchAsync` (or one `cuMemcpyHtoDAsync` each with
 //!   `--plain`), then a kernel that reads and writes every copied word. Run under
 //!   `compute-sanitizer --tool initcheck`: a report for the batched form only means the tool
-//!   does not see what the batch writes (issue #16).
+//!   does not see what the batch writes, and a user's sanitizer run must not report one.
 //! - `sanitizer`: whether the runtime's compute-sanitizer detection fires in this process.
 //! - `small-copies [ITERS] [REPS]`: the 16 × 1 KiB region's copies done five ways (see
-//!   `small_copies`), per-region times (issue #15).
+//!   `small_copies`), per-region times: what the hardware allows for many small copies.
 //! - `va [HINT...]`: where the driver puts reservations and allocations in a fresh process and
-//!   whether it honours a requested address (record/replay, issue #11).
+//!   whether it honours a requested address (a replay needs its recording's addresses back).
 //! - `param-buffer`: a kernel launched with its parameters in one buffer, of the kernel's size
-//!   and padded, as kernel languages launch (issue #11).
+//!   and padded, as kernel languages (`llvmLaunchKernel`) launch.
 //! - `host-copies [REPS]`: host copy bandwidth between pageable and pinned memory on 1–8
-//!   threads, alone and beside device DMA: what staging a pageable copy can reach (issue #21).
+//!   threads, alone and beside device DMA: what staging a pageable copy can reach.
 //! - `pool-trim GIB`: how long the default memory pool takes to give `GIB` GiB back to the
-//!   device (`cuMemPoolTrimTo`), and what `cuMemGetInfo` shows before and after (issue #14).
+//!   device (`cuMemPoolTrimTo`), and what `cuMemGetInfo` shows before and after: what another
+//!   process sharing the GPU sees of memory we give back.
 
 use crate::bench::median;
 use crate::floor::{Gpu, alloc, ck, free, h2d, pinned, stream_new, sync};
@@ -195,7 +196,7 @@ fn shuttle(arrays: &mut [f64], spans: &[(usize, usize, usize)], to_pinned: bool)
     }
 }
 
-/// `small-copies`: the `16 arrays × 1 KiB tofrom` region's device work (issue #15), done six
+/// `small-copies`: the `16 arrays × 1 KiB tofrom` region's device work, done six
 /// ways from a pinned staging buffer the program's arrays are first copied into, to find what
 /// the hardware allows for many small copies per region: `none` (the kernel and the
 /// synchronisation only), `plain` (one `cuMemcpy*Async` per array and direction), `batch`
@@ -422,7 +423,7 @@ fn host_maps_over(at: usize, size: usize) -> String {
 }
 
 /// `va [HINT...]`: where the driver puts address-space reservations and allocations in a fresh
-/// process, and whether it honours a requested address (record/replay, issue #11): each hint
+/// process, and whether it honours a requested address (a replay needs it): each hint
 /// (hex) with 2 MiB and with 64 GiB, the usual candidates, reservations without a hint, and
 /// `cuMemAlloc` of 2 MiB and of most of the device.
 pub fn va(hints: &[String]) -> Result<(), String> {

@@ -1,43 +1,18 @@
-//! The environment variables that change what the runtime does: those of the README's
-//! environment table (read from the README itself, so the doctor says what the documentation
-//! says), a few more the runtime and `omptarget run` read, and any `LIBOMPTARGET_*` /
-//! `OMPTARGET_*` variable it does not know (LLVM's own, or a misspelling).
+//! The environment variables that change what the runtime does: those of
+//! docs/CONFIGURATION.md's tables (read from the page itself, so the doctor says what the
+//! documentation says), and any `LIBOMPTARGET_*` / `OMPTARGET_*` variable it does not know
+//! (LLVM's own, or a misspelling).
 
-/// The README, whose "Environment variables" table is the reference.
-const README: &str = include_str!("../../../../README.md");
-
-/// Read by the runtime or the command, outside the README's table.
-const OTHERS: &[(&str, &str)] = &[
-    (
-        "OMPTARGET_QUERY_COUNT_THRESHOLD",
-        "nowait constructs: queries of a task's queue before libomp's back-off (default 5)",
-    ),
-    (
-        "OMPTARGET_QUERY_COUNT_MAX",
-        "nowait constructs: most queries per back-off round (default 10)",
-    ),
-    (
-        "OMPTARGET_QUERY_COUNT_BACKOFF_FACTOR",
-        "nowait constructs: back-off factor between query rounds (default 0.5)",
-    ),
-    (
-        "OMPTARGET_RS_LIB",
-        "`omptarget run`: the runtime library to run the program on",
-    ),
-];
+/// docs/CONFIGURATION.md, whose tables are the reference.
+const CONFIGURATION: &str = include_str!("../../../../docs/CONFIGURATION.md");
 
 /// One variable the doctor knows: its name and what it does (the table's meaning, first
 /// sentence).
 pub fn known() -> Vec<(String, String)> {
-    let mut out: Vec<(String, String)> = OTHERS
-        .iter()
-        .map(|(n, m)| (n.to_string(), m.to_string()))
-        .collect();
-    out.extend(table(README));
-    out
+    table(CONFIGURATION)
 }
 
-/// The rows of the README's environment table: `| `NAME`[, `NAME`] | default | meaning |`.
+/// The rows of docs/CONFIGURATION.md's tables: `| `NAME`[, `NAME`] | default | meaning |`.
 pub fn table(readme: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for line in readme.lines() {
@@ -120,7 +95,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_readme_table_gives_every_variable_the_runtime_reads() {
+    fn the_configuration_tables_give_every_variable_the_runtime_reads() {
         let names: Vec<String> = known().into_iter().map(|(n, _)| n).collect();
         for n in [
             "OMP_TARGET_OFFLOAD",

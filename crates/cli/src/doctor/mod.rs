@@ -326,7 +326,7 @@ fn environment(report: &mut Report) {
                 report.note(format!("{name}={value}: {meaning}"))
             }
             env::Setting::Unknown(name, value) => report.note(format!(
-                "{name}={value} is not read by omptarget-rs (LLVM's runtime's own variable, or a misspelling: the README's table lists ours): it has no effect"
+                "{name}={value} is not read by omptarget-rs (LLVM's runtime's own variable, or a misspelling: docs/CONFIGURATION.md lists ours): it has no effect"
             )),
         }
     }

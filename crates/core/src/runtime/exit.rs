@@ -1,4 +1,4 @@
-//! Process exit while constructs run (issue #23.4): `exit()` (or a return from `main`) runs
+//! Process exit while constructs run: `exit()` (or a return from `main`) runs
 //! the program's unregistration while other threads (libomp's helper threads running `target
 //! nowait` tasks, or the program's own) may be inside constructs. Unloading the images under
 //! them makes their kernels' code and their mappings vanish mid-construct.

@@ -66,7 +66,7 @@ fn bad(text: impl Into<String>) -> ElfError {
 
 /// Validates a 64-bit little-endian ELF image (a host shared object or a cubin): its header,
 /// its program headers (every segment inside the file, `PT_LOAD`s sorted, aligned as
-/// `dlopen` requires, not overlapping, within [`MAX_SPAN`](segments::MAX_SPAN)), its section
+/// `dlopen` requires, not overlapping, within 1 TiB of address space), its section
 /// headers (inside the file, names inside the name table), and when it has a dynamic table
 /// everything `dlopen` reads or writes through it (string, symbol, hash, relocation and
 /// init/fini tables inside the segments; each relocation's target and each symbol inside the

@@ -1,6 +1,6 @@
 //! The sanitize mode: every program's first-ABI binary under compute-sanitizer's tools
 //! (memcheck, initcheck, synccheck, racecheck by default), once under ours and once under the
-//! suite's oracle, and a table of the two side by side (issue #16: users run the sanitizer on
+//! suite's oracle, and a table of the two side by side (users run the sanitizer on
 //! their programs; under ours they must not get reports LLVM's runtime does not give).
 //!
 //! The work is one queue, tool after tool, each program's two runs next to each other, so

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Issue #21's open rows, probed on the GPU machine in one call (each part bounded in time):
+# The GPU performance rows that miss their goals (docs/PERFORMANCE.md), probed on the GPU
+# machine in one call (each part bounded in time):
 # nowait32x4MiB under both runtimes with the OpenMP team's spin time and our waits varied,
 # the driver-call profile of the open rows, the small-copy alternatives, and the ompt_trace
-# record order. Output: stdout (and $OUT/probe21.txt when OUT is set).
-#   run  command: "OUT=$OUT bash gpu/probe21.sh"   carry: ["gpu/out-pack"]
+# record order. Output: stdout (and $OUT/probe-rows.txt when OUT is set).
+#   run  command: "OUT=$OUT bash gpu/probe-rows.sh"   carry: ["gpu/out-pack"]
 # Modes (env), each instead of the default probe:
 #   ROWS="A B"  the named rows alternating with LLVM 19, and a profile of each
 #   NOWAIT=1    nowait32x4MiB run to run, KMP_BLOCKTIME varied
@@ -22,8 +23,8 @@
 #               with the arrays packed in one pinned buffer or one page each; ours on empty and
 #               arrays16x1KiB and LLVM 19 on empty, each after host_memlat (the process's host
 #               memory latency): whether a process's latency level is the machine's or ours
-#               (the fifth session's runs of this mode had no host_memlat and ran ours again
-#               under setarch -R instead of LLVM 19), with the main thread's counters
+#               (docs/results/gpu-2026-12-02e-probes.txt ran an older form of this mode: no
+#               host_memlat, and ours again under setarch -R instead of LLVM 19), with the main thread's counters
 #               (SCEN_COUNTERS=1: cycles, instructions, cache and TLB misses, clock, CPU share);
 #               BIMODAL_RUNS processes (8)
 #   HELPERS=1   empty and arrays16x1KiB process by process with libomp's hidden helper threads
@@ -41,7 +42,7 @@ llvm19_dir L
 G=gpu/out
 NV=/usr/local/nvidia/lib64
 B=$G/bench/gpu_scenarios
-log=${OUT:-/tmp}/probe21.txt
+log=${OUT:-/tmp}/probe-rows.txt
 exec > >(tee "$log") 2>&1
 echo "== $(nproc) cores; build: $(head -3 $G/BUILD-INFO.txt | tr '\n' ' ')"
 t() { timeout 120 env "$@" 2>&1 | grep -E "^scenario=" | head -3; }
@@ -81,7 +82,7 @@ if [[ -n ${HELPERS:-} ]]; then
 fi
 if [[ -n ${PLACE:-} ]]; then
   # Each process pinned to one vCPU, with that CPU's speed (host_clock) measured first in it:
-  # the sixth session found the latency level follows it.
+  # the latency level follows it (docs/PERFORMANCE.md, "Why the latency rows vary").
   for c in ${PLACE_CPUS:-$(seq 0 $(($(nproc) - 1))) $(seq 0 $(($(nproc) - 1)))}; do
     echo "cpu=$c ours $(ours taskset -c $c $B host_clock,empty,arrays16x1KiB 3 4 | short)| llvm19 $(llvm taskset -c $c $B host_clock,empty 3 4 | short)"
   done

@@ -9,7 +9,8 @@
 #
 # usage: bash gpu/geometry.sh          (on the GPU machine; gpu/verify.sh a runs it)
 # env: GPU_OUT (gpu/out), LLVM19_DIR, EXTRA_LIB (/usr/local/nvidia/lib64), OUT,
-#      OURS_DIR (the folder of our libomptarget.so.19.1; default gpu/out/ours)
+#      OURS_DIR (the folder of our libomptarget.so.19.1; default gpu/out/ours),
+#      PROGRAMS (space-separated names to run; default all)
 # Exit status: 0 when every case agrees, 1 otherwise, 2 when nothing could run.
 set -u
 cd "$(dirname "$(readlink -f "$0")")/.." || exit 2
@@ -34,6 +35,7 @@ printf '%-36s %6s %8s %7s %7s\n' program cases launches agree differ
 for bin in "$G"/v7/launch_geometry* "$G"/v7/teams_many_tile "$G"/v7/launch_registers "$G"/v7/dynamic_shared_memory; do
   [[ -x $bin ]] || continue
   p=$(basename "$bin")
+  [[ -n ${PROGRAMS:-} && " $PROGRAMS " != *" $p "* ]] && continue
   read -r -a env <<< "$(env_of "$p")"
   for rt in llvm19 ours; do
     lib=$OURS; [[ $rt == llvm19 ]] && lib=$LLVM19_DIR

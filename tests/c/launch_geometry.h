@@ -10,9 +10,9 @@
 // (`// ENV:`): launch_geometry.c (no variables), launch_geometry_env_*.c.
 //
 // A kernel's mode is clang's choice (`LIBOMPTARGET_INFO=16` prints it): `target teams
-// distribute parallel for` is SPMD; `target teams` holding only a `parallel` region becomes
-// Generic-SPMD (clang's OpenMP optimisation runs it on every thread); `target teams` with
-// team-level work before its `parallel` regions stays Generic; `teams distribute` with a nested
+// distribute parallel for` is SPMD; `target teams` that only computes locals before its
+// `parallel` region becomes Generic-SPMD (clang's OpenMP optimisation runs it on every
+// thread); `target teams` with side effects before its `parallel` regions stays Generic; `teams distribute` with a nested
 // `parallel for` is Generic, launched by its trip count; `ompx_bare` kernels have no kernel
 // environment.
 #include <omp.h>
@@ -111,17 +111,21 @@ TEAMS_PARALLEL(tp_nt, num_teams(nt))
 TEAMS_PARALLEL(tp_tl, thread_limit(tl))
 TEAMS_PARALLEL(tp_none, )
 
-// `target teams` whose only content is a `parallel` region: clang's optimisation makes it SPMD
-// (Generic-SPMD); the team is recorded by its thread 0 inside the region.
+// `target teams` computing its team number, then a `parallel` region: clang emits it Generic
+// and its OpenMP optimisation turns it into SPMD (Generic-SPMD, "Transformed generic-mode
+// kernel to SPMD-mode"); the team is recorded by its thread 0 inside the region.
 #define TEAMS_ONLY_PARALLEL(NAME, CLAUSES, PARALLEL)                                           \
   static void NAME(int nt, int tl, int nth) {                                                  \
     (void)nt; (void)tl; (void)nth;                                                             \
     PRAGMA(omp target teams CLAUSES)                                                           \
-    PRAGMA(PARALLEL)                                                                           \
     {                                                                                          \
       int team = omp_get_team_num();                                                           \
-      if (omp_get_thread_num() == 0) record_team(S, team, omp_get_num_teams());               \
-      record_thread(S, team, omp_get_thread_num(), omp_get_num_threads());                    \
+      int nteams = omp_get_num_teams();                                                        \
+      PRAGMA(PARALLEL)                                                                         \
+      {                                                                                        \
+        if (omp_get_thread_num() == 0) record_team(S, team, nteams);                           \
+        record_thread(S, team, omp_get_thread_num(), omp_get_num_threads());                  \
+      }                                                                                        \
     }                                                                                          \
   }
 TEAMS_ONLY_PARALLEL(gs_nt_tl, num_teams(nt) thread_limit(tl), omp parallel)

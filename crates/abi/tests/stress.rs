@@ -128,3 +128,41 @@ fn exit_while_nowait_regions_run_ends_cleanly() {
         }
     }
 }
+
+/// The program exits with a construct of its own in flight that nothing can finish: `exit()`
+/// called inside a region on the host device, a region left by `longjmp`, a `fork()`ed child
+/// of a process whose other thread is inside a region. The exit waits for none of them
+/// (LLVM 19 exits at once; the runtime used to wait 10 s, then blame other threads).
+#[test]
+fn exit_never_waits_for_its_own_or_absent_threads() {
+    let build = profile_dir().join("stress-build");
+    std::fs::create_dir_all(&build).unwrap();
+    let exe = build.join("exit_from_region");
+    compile(
+        &repo_root().join("tests/stress/exit_from_region.c"),
+        &exe,
+        &["-lpthread"],
+    );
+    let lib_dir = our_lib_dir("stress-lib");
+    for mode in ["inside", "longjmp", "fork"] {
+        let started = Instant::now();
+        let (code, stdout, stderr) = run_with_deadline(
+            &exe,
+            &[mode.to_owned()],
+            &[],
+            &lib_dir,
+            Duration::from_secs(30),
+        )
+        .unwrap_or_else(|e| panic!("{mode}: {e}"));
+        let took = started.elapsed();
+        assert!(
+            code == 0 && stdout.contains("checked") && stderr.is_empty(),
+            "{mode}: exit {code}\nstdout:\n{stdout}\nstderr:\n{stderr}"
+        );
+        // The fork mode's parent waits about 1 s for its own region.
+        assert!(
+            took < Duration::from_secs(5),
+            "{mode}: the exit took {took:?}\nstderr:\n{stderr}"
+        );
+    }
+}

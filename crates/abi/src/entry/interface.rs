@@ -39,7 +39,7 @@ fn data_op(
     names: *mut *mut c_void,
     mappers: *mut *mut c_void,
 ) {
-    construct_guard(op.entry_point(nowait), loc, (), (), |rt| {
+    construct_guard(op.entry_point(nowait), loc, (), |rt| {
         let Some(dev) = construct_device(rt, device_id, loc) else {
             return;
         };
@@ -178,7 +178,7 @@ fn target_kernel(
     } else {
         "__tgt_target_kernel"
     };
-    construct_guard(name, loc, OFFLOAD_FAIL, OFFLOAD_SUCCESS, |rt| {
+    construct_guard(name, loc, OFFLOAD_FAIL, |rt| {
         let Some(dev) = construct_device(rt, device_id, loc) else {
             return OFFLOAD_FAIL;
         };

@@ -65,9 +65,25 @@ fn create_runtime() -> &'static Runtime {
         built
     });
     if created {
+        register_fork_handler();
         ompt::connect(rt);
     }
     rt
+}
+
+/// A `fork()`ed child starts with no construct of the parent's other threads in flight
+/// (they do not exist there), so that its exit does not wait for them.
+fn register_fork_handler() {
+    extern "C" fn in_child() {
+        if let Some(rt) = RUNTIME.get() {
+            rt.after_fork_in_child();
+        }
+    }
+    // SAFETY: the handler is a plain function that stays loaded as long as this library
+    // (glibc forgets a library's handlers when it is unloaded); it only stores atomics.
+    unsafe {
+        libc::pthread_atfork(None, None, Some(in_child));
+    }
 }
 
 thread_local! {
@@ -89,19 +105,16 @@ fn source_of(loc: *const Ident) -> SourceLoc {
 /// failure of that construct under the offload policy, as every other failure is: fatal under
 /// `MANDATORY` (and `DEFAULT` with devices), never a silent host fallback.
 ///
-/// During the program's exit, once its images are being unloaded, a construct that begins is
-/// not run and returns `cancelled` (`omptarget_core::runtime`'s exit.rs).
+/// The construct is counted while it runs, so that the program's exit does not unload an
+/// image under it (`omptarget_core::runtime`'s exit.rs).
 fn construct_guard<R>(
     name: &str,
     loc: *const Ident,
     fail: R,
-    cancelled: R,
     f: impl FnOnce(&'static Runtime) -> R,
 ) -> R {
     let rt = runtime();
-    let Some(_running) = rt.construct_scope() else {
-        return cancelled;
-    };
+    let _running = rt.construct_scope();
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         #[cfg(debug_assertions)]
         debug_panic_in(name);

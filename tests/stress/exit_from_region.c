@@ -2,14 +2,16 @@
 // finish it: the exit must not wait for it (LLVM 19 exits at once). Each mode checks that a
 // region still runs correctly first.
 //
-// usage: exit_from_region inside|longjmp|fork
+// usage: exit_from_region inside|signal|longjmp|fork
 //   inside:  exit(0) called inside a target region (the host device runs it on this thread)
+//   signal:  exit(0) called by a signal handler that interrupted a target region
 //   longjmp: a region left by longjmp (the construct never returns), then exit(0)
 //   fork:    a child forked while another thread is inside a region exits at once (that
 //            thread does not exist in the child)
 #include <omp.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +22,11 @@ static jmp_buf back;
 static volatile int in_region;
 
 static void leave(void) { longjmp(back, 1); }
+
+static void on_signal(int sig) {
+  (void)sig;
+  exit(0);
+}
 
 static int check(void) {
   int a[64];
@@ -56,6 +63,10 @@ int main(int argc, char **argv) {
   if (!strcmp(mode, "inside")) {
 #pragma omp target
     exit(0);
+  } else if (!strcmp(mode, "signal")) {
+    signal(SIGUSR1, on_signal);
+#pragma omp target
+    raise(SIGUSR1);
   } else if (!strcmp(mode, "longjmp")) {
     // The host device's region runs on this thread, in this process: a host function
     // pointer is callable there.

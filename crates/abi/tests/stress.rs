@@ -130,7 +130,8 @@ fn exit_while_nowait_regions_run_ends_cleanly() {
 }
 
 /// The program exits with a construct of its own in flight that nothing can finish: `exit()`
-/// called inside a region on the host device, a region left by `longjmp`, a `fork()`ed child
+/// called inside a region on the host device or by a signal handler that interrupted one, a
+/// region left by `longjmp`, a `fork()`ed child
 /// of a process whose other thread is inside a region. The exit waits for none of them
 /// (LLVM 19 exits at once; the runtime used to wait 10 s, then blame other threads).
 #[test]
@@ -144,7 +145,7 @@ fn exit_never_waits_for_its_own_or_absent_threads() {
         &["-lpthread"],
     );
     let lib_dir = our_lib_dir("stress-lib");
-    for mode in ["inside", "longjmp", "fork"] {
+    for mode in ["inside", "signal", "longjmp", "fork"] {
         let started = Instant::now();
         let (code, stdout, stderr) = run_with_deadline(
             &exe,

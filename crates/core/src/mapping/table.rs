@@ -383,6 +383,42 @@ impl MappingTable {
 mod tests {
     use super::*;
 
+    #[test]
+    fn shadows_are_found_by_range_and_replaced_by_address() {
+        let shadow = |host_addr, tgt_value| ShadowPointer {
+            host_addr,
+            host_value: 1,
+            tgt_value,
+        };
+        let mut s = Shadows::default();
+        // Pointers at 0x1000, 0x1010, ... 0x1090, inserted out of order.
+        for i in (0..10).rev() {
+            assert!(s.set(shadow(0x1000 + 16 * i, 7)));
+        }
+        assert!(!s.set(shadow(0x1010, 7)), "the same attach changes nothing");
+        assert!(
+            s.set(shadow(0x1010, 8)),
+            "a new device value replaces the old"
+        );
+        assert_eq!(s.len(), 10);
+        let at =
+            |begin, size| -> Vec<usize> { s.within(begin, size).map(|p| p.host_addr).collect() };
+        assert_eq!(at(0x1010, 16), vec![0x1010]);
+        assert_eq!(
+            at(0x1010, 7),
+            Vec::<usize>::new(),
+            "a word that straddles the end"
+        );
+        assert_eq!(at(0x1008, 0x20), vec![0x1010, 0x1020]);
+        assert_eq!(at(0x1000, 0x1000).len(), 10);
+        assert_eq!(
+            at(usize::MAX - 4, 8),
+            Vec::<usize>::new(),
+            "no overflow at the top"
+        );
+        assert_eq!(s.within(0x1010, 8).next().unwrap().tgt_value, 8);
+    }
+
     fn entry(begin: usize, size: usize) -> Entry {
         Entry::for_tests(begin, size)
     }

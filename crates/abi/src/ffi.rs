@@ -36,6 +36,51 @@ pub(crate) use export;
 /// its return address in a thread-local word (`ompt::return_address`) and jumps to the Rust
 /// function, which is not exported under its own name.
 macro_rules! export_ra {
+    // A construct's entry point: `extern "C-unwind"` without a `catch_unwind`, so that a
+    // foreign unwind (a thread cancellation inside a region on the host device, a C++
+    // exception) passes through our frames, which release what they hold as it goes; a
+    // panic inside it is the construct's failure, decided by the panic hook
+    // (`entry::construct_guard`).
+    (
+        $(#[$meta:meta])*
+        unwind fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $body:block
+    ) => {
+        $(#[$meta])*
+        #[cfg_attr(not(target_arch = "x86_64"), unsafe(no_mangle))]
+        #[allow(clippy::missing_safety_doc)]
+        pub unsafe extern "C-unwind" fn $name($($arg: $ty),*) $body
+        $crate::ffi::export_ra!(@trampoline $name);
+    };
+    (
+        $(#[$meta:meta])*
+        unwind fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty $body:block
+    ) => {
+        $(#[$meta])*
+        #[cfg_attr(not(target_arch = "x86_64"), unsafe(no_mangle))]
+        #[allow(clippy::missing_safety_doc)]
+        pub unsafe extern "C-unwind" fn $name($($arg: $ty),*) -> $ret $body
+        $crate::ffi::export_ra!(@trampoline $name);
+    };
+    (@trampoline $name:ident) => {
+        #[cfg(target_arch = "x86_64")]
+        std::arch::global_asm!(
+            concat!(".pushsection .text.omptarget_ra.", stringify!($name), ",\"ax\",@progbits"),
+            concat!(".globl ", stringify!($name)),
+            concat!(".type ", stringify!($name), ",@function"),
+            ".p2align 4",
+            concat!(stringify!($name), ":"),
+            ".cfi_startproc",
+            // rax and r11 carry no argument of these (non-variadic) functions.
+            "mov rax, qword ptr [rsp]",
+            "mov r11, qword ptr [rip + omptarget_rs_codeptr@gottpoff]",
+            "mov qword ptr fs:[r11], rax",
+            "jmp {target}",
+            ".cfi_endproc",
+            concat!(".size ", stringify!($name), ", .-", stringify!($name)),
+            ".popsection",
+            target = sym $name,
+        );
+    };
     (
         $(#[$meta:meta])*
         fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty = $fail:expr; $body:block

@@ -198,6 +198,34 @@ pub fn wait_dependence_lists(
     unsafe { wait(loc, gtid, ndeps, deps.cast(), nnoalias, noalias.cast()) };
 }
 
+/// Waits for the tasks that the program's initial thread generated (`taskwait`), when the
+/// calling thread is that thread (libomp knows it: the runtime asked libomp on it at
+/// registration, before `main`). The program's exit calls it before the program's image is
+/// unloaded: the `target nowait` tasks `main` issued belong to that image, and the
+/// specification has them complete by the end of the program's implicit parallel region;
+/// libomp would otherwise start them on its helper threads after the image is gone, on a
+/// device where it may never have been loaded.
+pub fn wait_for_initial_tasks() {
+    type TaskWait = unsafe extern "C" fn(*const libc::c_void, i32) -> i32;
+    // SAFETY: plain system calls without arguments.
+    if unsafe { libc::gettid() != libc::getpid() } {
+        return;
+    }
+    let Some(gtid) = tasking().global_thread_num else {
+        return;
+    };
+    let wait = symbol(c"__kmpc_omp_taskwait");
+    if wait.is_null() {
+        return;
+    }
+    // SAFETY: libomp's `__kmpc_global_thread_num(ident_t *)` and `__kmpc_omp_taskwait(ident_t
+    // *, kmp_int32 gtid)`; a null location is allowed.
+    unsafe {
+        let wait: TaskWait = std::mem::transmute(wait);
+        wait(std::ptr::null(), gtid(std::ptr::null()));
+    }
+}
+
 /// The calling thread's libomp global thread number (0 without libomp).
 pub fn current_gtid() -> i32 {
     match tasking().global_thread_num {

@@ -247,7 +247,7 @@ impl Runtime {
             hold_refs: 0,
             owns_allocation: false,
             name: None,
-            shadows: Vec::new(),
+            shadows: Default::default(),
             pending: None,
             users: 0,
         });

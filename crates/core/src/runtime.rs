@@ -378,6 +378,18 @@ impl Runtime {
     /// device work. A device loading this binary right now finds it unregistered when it
     /// would install it, and unloads its copy itself.
     pub fn unregister(&self, key: usize) {
+        self.unregister_binary(key, false);
+    }
+
+    /// [`Runtime::unregister`] of the program's own binary at exit (after
+    /// [`Runtime::begin_exit`]): as any other, except that its kernels stay loaded, so that a
+    /// `target nowait` region the program issued before it exited, which libomp's helper
+    /// threads may start only now, still runs on the device.
+    pub fn unregister_at_exit(&self, key: usize) {
+        self.unregister_binary(key, true);
+    }
+
+    fn unregister_binary(&self, key: usize, keep_code: bool) {
         let mut registry = self.registry.write().unwrap_or_else(|e| e.into_inner());
         let Some(pos) = registry.binaries.iter().position(|b| b.key == key) else {
             return;
@@ -400,7 +412,7 @@ impl Runtime {
             }
         }
         for device in self.devices() {
-            if device.unload_binary(key) {
+            if device.unload_binary(key, keep_code) {
                 self.tools_image_unloaded(&device, key);
             }
             if last {

@@ -39,7 +39,7 @@ fn data_op(
     names: *mut *mut c_void,
     mappers: *mut *mut c_void,
 ) {
-    construct_guard(op.entry_point(nowait), loc, (), (), |rt| {
+    construct_guard(op.entry_point(nowait), loc, |rt| {
         let Some(dev) = construct_device(rt, device_id, loc) else {
             return;
         };
@@ -105,14 +105,14 @@ fn data_op(
 macro_rules! data_entry_points {
     ($op:expr, $plain:ident, $nowait:ident, $mapper:ident, $nowait_mapper:ident) => {
         export_ra! {
-            fn $plain(device_id: i64, n: i32, bases: *mut *mut c_void, begins: *mut *mut c_void,
+            unwind fn $plain(device_id: i64, n: i32, bases: *mut *mut c_void, begins: *mut *mut c_void,
                       sizes: *mut i64, types: *mut i64) {
                 data_op($op, false, std::ptr::null(), device_id, n, bases, begins, sizes, types,
                         std::ptr::null_mut(), std::ptr::null_mut())
             }
         }
         export_ra! {
-            fn $nowait(device_id: i64, n: i32, bases: *mut *mut c_void, begins: *mut *mut c_void,
+            unwind fn $nowait(device_id: i64, n: i32, bases: *mut *mut c_void, begins: *mut *mut c_void,
                        sizes: *mut i64, types: *mut i64, _dep_num: i32, _deps: *mut c_void,
                        _noalias_num: i32, _noalias: *mut c_void) {
                 // LLVM 19 runs the pre-mapper nowait forms as the blocking mapper form (and
@@ -122,14 +122,14 @@ macro_rules! data_entry_points {
             }
         }
         export_ra! {
-            fn $mapper(loc: *const Ident, device_id: i64, n: i32, bases: *mut *mut c_void,
+            unwind fn $mapper(loc: *const Ident, device_id: i64, n: i32, bases: *mut *mut c_void,
                        begins: *mut *mut c_void, sizes: *mut i64, types: *mut i64,
                        names: *mut *mut c_void, mappers: *mut *mut c_void) {
                 data_op($op, false, loc, device_id, n, bases, begins, sizes, types, names, mappers)
             }
         }
         export_ra! {
-            fn $nowait_mapper(loc: *const Ident, device_id: i64, n: i32, bases: *mut *mut c_void,
+            unwind fn $nowait_mapper(loc: *const Ident, device_id: i64, n: i32, bases: *mut *mut c_void,
                               begins: *mut *mut c_void, sizes: *mut i64, types: *mut i64,
                               names: *mut *mut c_void, mappers: *mut *mut c_void, _dep_num: i32,
                               _deps: *mut c_void, _noalias_num: i32, _noalias: *mut c_void) {
@@ -178,7 +178,7 @@ fn target_kernel(
     } else {
         "__tgt_target_kernel"
     };
-    construct_guard(name, loc, OFFLOAD_FAIL, OFFLOAD_SUCCESS, |rt| {
+    construct_guard(name, loc, |rt| {
         let Some(dev) = construct_device(rt, device_id, loc) else {
             return OFFLOAD_FAIL;
         };
@@ -282,8 +282,8 @@ fn target_kernel(
 }
 
 export_ra! {
-    fn __tgt_target_kernel(loc: *const Ident, device_id: i64, num_teams: i32, thread_limit: i32,
-                           host_ptr: *mut c_void, kargs: *mut KernelArgs) -> c_int = OFFLOAD_FAIL; {
+    unwind fn __tgt_target_kernel(loc: *const Ident, device_id: i64, num_teams: i32, thread_limit: i32,
+                           host_ptr: *mut c_void, kargs: *mut KernelArgs) -> c_int {
         target_kernel(false, loc, device_id, num_teams, thread_limit, host_ptr, kargs)
     }
 }
@@ -291,10 +291,10 @@ export_ra! {
 export_ra! {
     /// Inside a libomp target task the region's work is left running in the task's async
     /// handle and completed through `__tgt_target_nowait_query`; elsewhere it completes here.
-    fn __tgt_target_kernel_nowait(loc: *const Ident, device_id: i64, num_teams: i32,
+    unwind fn __tgt_target_kernel_nowait(loc: *const Ident, device_id: i64, num_teams: i32,
                                   thread_limit: i32, host_ptr: *mut c_void, kargs: *mut KernelArgs,
                                   _dep_num: i32, _deps: *mut c_void, _noalias_num: i32,
-                                  _noalias: *mut c_void) -> c_int = OFFLOAD_FAIL; {
+                                  _noalias: *mut c_void) -> c_int {
         target_kernel(true, loc, device_id, num_teams, thread_limit, host_ptr, kargs)
     }
 }
@@ -396,69 +396,69 @@ fn legacy_target(
 }
 
 export_ra! {
-    fn __tgt_target(device_id: i64, host_ptr: *mut c_void, n: i32, bases: *mut *mut c_void,
-                    begins: *mut *mut c_void, sizes: *mut i64, types: *mut i64) -> c_int = OFFLOAD_FAIL; {
+    unwind fn __tgt_target(device_id: i64, host_ptr: *mut c_void, n: i32, bases: *mut *mut c_void,
+                    begins: *mut *mut c_void, sizes: *mut i64, types: *mut i64) -> c_int {
         legacy_target(false, std::ptr::null(), device_id, host_ptr, n, bases, begins, sizes, types,
                       std::ptr::null_mut(), std::ptr::null_mut(), -1, 0)
     }
 }
 export_ra! {
-    fn __tgt_target_nowait(device_id: i64, host_ptr: *mut c_void, n: i32, bases: *mut *mut c_void,
+    unwind fn __tgt_target_nowait(device_id: i64, host_ptr: *mut c_void, n: i32, bases: *mut *mut c_void,
                            begins: *mut *mut c_void, sizes: *mut i64, types: *mut i64, _dep_num: i32,
-                           _deps: *mut c_void, _noalias_num: i32, _noalias: *mut c_void) -> c_int = OFFLOAD_FAIL; {
+                           _deps: *mut c_void, _noalias_num: i32, _noalias: *mut c_void) -> c_int {
         legacy_target(true, std::ptr::null(), device_id, host_ptr, n, bases, begins, sizes, types,
                       std::ptr::null_mut(), std::ptr::null_mut(), -1, 0)
     }
 }
 export_ra! {
-    fn __tgt_target_mapper(loc: *const Ident, device_id: i64, host_ptr: *mut c_void, n: i32,
+    unwind fn __tgt_target_mapper(loc: *const Ident, device_id: i64, host_ptr: *mut c_void, n: i32,
                            bases: *mut *mut c_void, begins: *mut *mut c_void, sizes: *mut i64,
-                           types: *mut i64, names: *mut *mut c_void, mappers: *mut *mut c_void) -> c_int = OFFLOAD_FAIL; {
+                           types: *mut i64, names: *mut *mut c_void, mappers: *mut *mut c_void) -> c_int {
         legacy_target(false, loc, device_id, host_ptr, n, bases, begins, sizes, types, names, mappers, -1, 0)
     }
 }
 export_ra! {
-    fn __tgt_target_nowait_mapper(loc: *const Ident, device_id: i64, host_ptr: *mut c_void, n: i32,
+    unwind fn __tgt_target_nowait_mapper(loc: *const Ident, device_id: i64, host_ptr: *mut c_void, n: i32,
                                   bases: *mut *mut c_void, begins: *mut *mut c_void, sizes: *mut i64,
                                   types: *mut i64, names: *mut *mut c_void, mappers: *mut *mut c_void,
                                   _dep_num: i32, _deps: *mut c_void, _noalias_num: i32,
-                                  _noalias: *mut c_void) -> c_int = OFFLOAD_FAIL; {
+                                  _noalias: *mut c_void) -> c_int {
         legacy_target(true, loc, device_id, host_ptr, n, bases, begins, sizes, types, names, mappers, -1, 0)
     }
 }
 export_ra! {
-    fn __tgt_target_teams(device_id: i64, host_ptr: *mut c_void, n: i32, bases: *mut *mut c_void,
+    unwind fn __tgt_target_teams(device_id: i64, host_ptr: *mut c_void, n: i32, bases: *mut *mut c_void,
                           begins: *mut *mut c_void, sizes: *mut i64, types: *mut i64,
-                          num_teams: i32, thread_limit: i32) -> c_int = OFFLOAD_FAIL; {
+                          num_teams: i32, thread_limit: i32) -> c_int {
         legacy_target(false, std::ptr::null(), device_id, host_ptr, n, bases, begins, sizes, types,
                       std::ptr::null_mut(), std::ptr::null_mut(), num_teams, thread_limit)
     }
 }
 export_ra! {
-    fn __tgt_target_teams_nowait(device_id: i64, host_ptr: *mut c_void, n: i32,
+    unwind fn __tgt_target_teams_nowait(device_id: i64, host_ptr: *mut c_void, n: i32,
                                  bases: *mut *mut c_void, begins: *mut *mut c_void, sizes: *mut i64,
                                  types: *mut i64, num_teams: i32, thread_limit: i32, _dep_num: i32,
-                                 _deps: *mut c_void, _noalias_num: i32, _noalias: *mut c_void) -> c_int = OFFLOAD_FAIL; {
+                                 _deps: *mut c_void, _noalias_num: i32, _noalias: *mut c_void) -> c_int {
         legacy_target(true, std::ptr::null(), device_id, host_ptr, n, bases, begins, sizes, types,
                       std::ptr::null_mut(), std::ptr::null_mut(), num_teams, thread_limit)
     }
 }
 export_ra! {
-    fn __tgt_target_teams_mapper(loc: *const Ident, device_id: i64, host_ptr: *mut c_void, n: i32,
+    unwind fn __tgt_target_teams_mapper(loc: *const Ident, device_id: i64, host_ptr: *mut c_void, n: i32,
                                  bases: *mut *mut c_void, begins: *mut *mut c_void, sizes: *mut i64,
                                  types: *mut i64, names: *mut *mut c_void, mappers: *mut *mut c_void,
-                                 num_teams: i32, thread_limit: i32) -> c_int = OFFLOAD_FAIL; {
+                                 num_teams: i32, thread_limit: i32) -> c_int {
         legacy_target(false, loc, device_id, host_ptr, n, bases, begins, sizes, types, names, mappers,
                       num_teams, thread_limit)
     }
 }
 export_ra! {
-    fn __tgt_target_teams_nowait_mapper(loc: *const Ident, device_id: i64, host_ptr: *mut c_void,
+    unwind fn __tgt_target_teams_nowait_mapper(loc: *const Ident, device_id: i64, host_ptr: *mut c_void,
                                         n: i32, bases: *mut *mut c_void, begins: *mut *mut c_void,
                                         sizes: *mut i64, types: *mut i64, names: *mut *mut c_void,
                                         mappers: *mut *mut c_void, num_teams: i32,
                                         thread_limit: i32, _dep_num: i32, _deps: *mut c_void,
-                                        _noalias_num: i32, _noalias: *mut c_void) -> c_int = OFFLOAD_FAIL; {
+                                        _noalias_num: i32, _noalias: *mut c_void) -> c_int {
         legacy_target(true, loc, device_id, host_ptr, n, bases, begins, sizes, types, names, mappers,
                       num_teams, thread_limit)
     }

@@ -65,9 +65,26 @@ fn create_runtime() -> &'static Runtime {
         built
     });
     if created {
+        register_fork_handler();
+        install_panic_hook();
         ompt::connect(rt);
     }
     rt
+}
+
+/// A `fork()`ed child starts with no construct of the parent's other threads in flight
+/// (they do not exist there), so that its exit does not wait for them.
+fn register_fork_handler() {
+    extern "C" fn in_child() {
+        if let Some(rt) = RUNTIME.get() {
+            rt.after_fork_in_child();
+        }
+    }
+    // SAFETY: the handler is a plain function that stays loaded as long as this library
+    // (glibc forgets a library's handlers when it is unloaded); it only stores atomics.
+    unsafe {
+        libc::pthread_atfork(None, None, Some(in_child));
+    }
 }
 
 thread_local! {
@@ -89,31 +106,94 @@ fn source_of(loc: *const Ident) -> SourceLoc {
 /// failure of that construct under the offload policy, as every other failure is: fatal under
 /// `MANDATORY` (and `DEFAULT` with devices), never a silent host fallback.
 ///
-/// During the program's exit, once its images are being unloaded, a construct that begins is
-/// not run and returns `cancelled` (`omptarget_core::runtime`'s exit.rs).
+/// The construct is counted while it runs, so that the program's exit does not unload an
+/// image under it (`omptarget_core::runtime`'s exit.rs).
+///
+/// There is no `catch_unwind` here: it would catch a foreign unwind too (glibc's forced
+/// unwind of a cancelled thread inside a region on the host device, a C++ exception), and
+/// abort the process ("FATAL: exception not rethrown"). The entry points are
+/// `extern "C-unwind"`, so a foreign unwind passes through, and every frame it crosses gives
+/// back what it holds (the construct's count, locks, its queue). A panic is handled where
+/// it starts instead, by the panic hook ([`on_panic`]): it reports the construct's internal
+/// error and applies the policy before anything unwinds.
 fn construct_guard<R>(
-    name: &str,
+    name: &'static str,
     loc: *const Ident,
-    fail: R,
-    cancelled: R,
     f: impl FnOnce(&'static Runtime) -> R,
 ) -> R {
     let rt = runtime();
-    let Some(_running) = rt.construct_scope() else {
-        return cancelled;
-    };
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        #[cfg(debug_assertions)]
-        debug_panic_in(name);
-        f(rt)
-    })) {
-        Ok(r) => r,
-        Err(payload) => {
-            crate::ffi::report_panic(name, payload);
-            outcome(rt, false, loc);
-            fail
-        }
+    let _running = rt.construct_scope();
+    let _current = CurrentConstruct::enter(name, loc);
+    #[cfg(debug_assertions)]
+    debug_panic_in(name);
+    f(rt)
+}
+
+thread_local! {
+    /// The construct entry point this thread is running (the innermost one), for the panic
+    /// hook: plain data, no destructor.
+    static CONSTRUCT: Cell<Option<(&'static str, usize)>> = const { Cell::new(None) };
+}
+
+/// Marks the thread as running a construct until dropped (by a return or an unwind).
+struct CurrentConstruct(Option<(&'static str, usize)>);
+
+impl CurrentConstruct {
+    fn enter(name: &'static str, loc: *const Ident) -> Self {
+        Self(CONSTRUCT.with(|c| c.replace(Some((name, loc as usize)))))
     }
+}
+
+impl Drop for CurrentConstruct {
+    fn drop(&mut self) {
+        CONSTRUCT.with(|c| c.set(self.0));
+    }
+}
+
+/// Installs [`on_panic`] ahead of the hook in place (this library's own copy of the Rust
+/// standard library has its own hook: the program's Rust code, if any, is not affected).
+fn install_panic_hook() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !on_panic(info) {
+            previous(info);
+        }
+    }));
+}
+
+/// A panic inside a construct: reported as the construct's internal error, then a failure
+/// under the policy, before the panic unwinds (no frame of the host program may see a Rust
+/// panic). Returns false outside constructs.
+fn on_panic(info: &std::panic::PanicHookInfo<'_>) -> bool {
+    let Some((name, loc)) = CONSTRUCT.with(Cell::get) else {
+        return false;
+    };
+    let what = info
+        .payload()
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| info.payload().downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into());
+    report(format_args!("internal error in {name}: {what}"));
+    // The policy's fatal error, as `Runtime::handle_outcome` gives it, without its dump of
+    // the mapping tables: the panicking frame may hold a table's lock.
+    report(format_args!(
+        "Consult https://openmp.llvm.org/design/Runtimes.html for debugging options."
+    ));
+    let loc = source_of(loc as *const Ident);
+    if loc.is_known() {
+        eprint!("{loc}: ");
+    } else {
+        report(format_args!(
+            "Source location information not present. Compile with -g or -gline-tables-only."
+        ));
+    }
+    // Also under a policy that would let the program fall back to the host: there is no
+    // failure value to return from here, and the panic must not reach the program's frames.
+    fatal(
+        1,
+        "failure of target construct while offloading is mandatory",
+    )
 }
 
 /// Debug builds only (the test suite's): `OMPTARGET_RS_DEBUG_PANIC=ENTRY_POINT` makes that

@@ -136,10 +136,16 @@ export! {
         if let Some(rt) = RUNTIME.get() {
             if in_main_program(desc as usize) {
                 // Only exit unregisters the program's own binary (it is never dlclosed):
-                // constructs still running on other threads finish before anything unloads.
+                // constructs still running on other threads finish before anything unloads,
+                // and those they begin meanwhile wait until it is unloaded. First the tasks
+                // `main` generated (`target nowait` regions of this image) complete.
+                crate::host::wait_for_initial_tasks();
                 rt.begin_exit(EXIT_WAIT);
+                rt.unregister_at_exit(desc as usize);
+                rt.end_exit();
+            } else {
+                rt.unregister(desc as usize);
             }
-            rt.unregister(desc as usize);
         }
     }
 }

@@ -137,7 +137,7 @@ fn map_global(table: &mut MappingTable, entry: &OffloadEntry, addr: DevicePtr) -
         hold_refs: 0,
         owns_allocation: false,
         name: Some(entry.name),
-        shadows: Vec::new(),
+        shadows: Default::default(),
         pending: None,
         users: 0,
     });
@@ -493,9 +493,12 @@ impl Device {
     }
 
     /// Removes what binary `key` put here: its kernels, its globals' mappings, then runs its
-    /// destructors and unloads its image with no lock held.
+    /// destructors and unloads its image with no lock held. With `keep_code` (the program's
+    /// own binary at exit) its kernels stay and its image stays loaded: a `target nowait`
+    /// task the program issued before it exited may start only now, on a helper thread, and
+    /// it runs on the device as issued; the process ends soon after.
     /// Returns whether an image was unloaded.
-    pub(crate) fn unload_binary(&self, key: usize) -> bool {
+    pub(crate) fn unload_binary(&self, key: usize, keep_code: bool) -> bool {
         let Some(record) = ({
             let mut loads = lock(&self.loads);
             loads
@@ -509,7 +512,7 @@ impl Device {
         let Ok(backend) = self.backend() else {
             return false;
         };
-        {
+        if !keep_code {
             let mut kernels = self.kernels.write().unwrap_or_else(|e| e.into_inner());
             for (entry, _) in &record.kernels {
                 kernels.remove(&entry.addr);
@@ -522,7 +525,15 @@ impl Device {
             }
         }
         let had_image = record.module.is_some();
-        self.discard(backend, record);
+        if keep_code {
+            for dtor in &record.dtors {
+                let _ = self.run_constructor(backend, *dtor);
+            }
+            // The module stays loaded for the rest of the process (see above).
+            std::mem::forget(record);
+        } else {
+            self.discard(backend, record);
+        }
         had_image
     }
 

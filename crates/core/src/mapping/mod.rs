@@ -34,7 +34,7 @@ pub mod map_type {
     }
 }
 
-pub use table::{Entry, EntryId, Lookup, MappingTable, RefCount, ShadowPointer};
+pub use table::{Entry, EntryId, Lookup, MappingTable, RefCount, ShadowPointer, Shadows};
 
 #[cfg(test)]
 mod model_tests;

@@ -47,7 +47,7 @@ pub struct Entry {
     pub name: Option<&'static CStr>,
     /// Pointers inside this entry's host range whose device copies were attached to device
     /// data (PTR_AND_OBJ): copies from the device must not clobber the host values.
-    pub shadows: Vec<ShadowPointer>,
+    pub shadows: Shadows,
     /// The queue of a construct that created or filled this entry and has not synchronised
     /// yet: another queue that uses the entry must first wait for that queue's work.
     pub pending: Option<omptarget_plugin::QueueId>,
@@ -62,6 +62,37 @@ pub struct ShadowPointer {
     pub host_addr: usize,
     pub host_value: usize,
     pub tgt_value: usize,
+}
+
+/// The attached pointers of one entry, by host address: an array of N structs, each with a
+/// pointer attached to its own data, holds N of them, and each attach, each copy into part
+/// of the array and each copy back of part of it finds its own in O(log N) (a list searched
+/// from the start made a deep copy of N structs cost O(N^2)).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Shadows(std::collections::BTreeMap<usize, ShadowPointer>);
+
+impl Shadows {
+    /// Records `shadow`; false when the same pointer was attached with the same values.
+    pub fn set(&mut self, shadow: ShadowPointer) -> bool {
+        self.0.insert(shadow.host_addr, shadow) != Some(shadow)
+    }
+
+    /// The attached pointers whose word lies in `[begin, begin + size)`.
+    pub fn within(&self, begin: usize, size: usize) -> impl Iterator<Item = &ShadowPointer> {
+        let end = begin.saturating_add(size);
+        self.0
+            .range(begin..end)
+            .map(|(_, s)| s)
+            .filter(move |s| s.host_addr.saturating_add(std::mem::size_of::<usize>()) <= end)
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
 }
 
 impl Entry {
@@ -79,7 +110,7 @@ impl Entry {
             hold_refs: 0,
             owns_allocation: true,
             name: None,
-            shadows: Vec::new(),
+            shadows: Shadows::default(),
             pending: None,
             users: 0,
         }
@@ -351,6 +382,42 @@ impl MappingTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shadows_are_found_by_range_and_replaced_by_address() {
+        let shadow = |host_addr, tgt_value| ShadowPointer {
+            host_addr,
+            host_value: 1,
+            tgt_value,
+        };
+        let mut s = Shadows::default();
+        // Pointers at 0x1000, 0x1010, ... 0x1090, inserted out of order.
+        for i in (0..10).rev() {
+            assert!(s.set(shadow(0x1000 + 16 * i, 7)));
+        }
+        assert!(!s.set(shadow(0x1010, 7)), "the same attach changes nothing");
+        assert!(
+            s.set(shadow(0x1010, 8)),
+            "a new device value replaces the old"
+        );
+        assert_eq!(s.len(), 10);
+        let at =
+            |begin, size| -> Vec<usize> { s.within(begin, size).map(|p| p.host_addr).collect() };
+        assert_eq!(at(0x1010, 16), vec![0x1010]);
+        assert_eq!(
+            at(0x1010, 7),
+            Vec::<usize>::new(),
+            "a word that straddles the end"
+        );
+        assert_eq!(at(0x1008, 0x20), vec![0x1010, 0x1020]);
+        assert_eq!(at(0x1000, 0x1000).len(), 10);
+        assert_eq!(
+            at(usize::MAX - 4, 8),
+            Vec::<usize>::new(),
+            "no overflow at the top"
+        );
+        assert_eq!(s.within(0x1010, 8).next().unwrap().tgt_value, 8);
+    }
 
     fn entry(begin: usize, size: usize) -> Entry {
         Entry::for_tests(begin, size)

@@ -129,7 +129,7 @@ impl Constructs<'_> {
                 hold_refs,
                 owns_allocation: true,
                 name: it.name,
-                shadows: Vec::new(),
+                shadows: Default::default(),
                 pending: None,
                 users: 0,
             };
@@ -378,10 +378,8 @@ impl Constructs<'_> {
                 host_value,
                 tgt_value,
             };
-            match e.shadows.iter_mut().find(|s| s.host_addr == ptr_host) {
-                Some(s) if *s == shadow => return Ok(()),
-                Some(s) => *s = shadow,
-                None => e.shadows.push(shadow),
+            if !e.shadows.set(shadow) {
+                return Ok(());
             }
             e.name
         };
@@ -494,8 +492,12 @@ impl Constructs<'_> {
         let restores = ai.restores.len();
         if copy_back {
             trace::transfer(info, dev.id, false, begin, tgt, size, e.name);
-            ai.restores
-                .extend(e.shadows.iter().map(|s| (s.host_addr, s.host_value)));
+            // Only the pointers the copy overwrites.
+            ai.restores.extend(
+                e.shadows
+                    .within(begin, size)
+                    .map(|s| (s.host_addr, s.host_value)),
+            );
         }
         let retire = update_ref && (is_last || ai.retiring(id));
         // Marked used above: the copy may go after the lock (`guard_for_copy_back`).
@@ -671,11 +673,7 @@ fn null_reason(ty: u64) -> &'static str {
 
 /// The shadow pointers of `e` that lie in `[begin, begin + size)`.
 fn shadows_in(e: &Entry, begin: usize, size: usize) -> Vec<ShadowPointer> {
-    e.shadows
-        .iter()
-        .filter(|s| s.host_addr >= begin && s.host_addr + WORD <= begin + size)
-        .copied()
-        .collect()
+    e.shadows.within(begin, size).copied().collect()
 }
 
 /// After host data was copied over a range holding attached pointers, writes the device

@@ -10,6 +10,37 @@ use omptarget_plugin::{CopyKind, LaunchConfig};
 
 const WORD: usize = std::mem::size_of::<usize>();
 
+/// What a region's entry took, given back if a foreign unwind leaves its launch: glibc's
+/// forced unwind of a thread cancelled inside a region on the host device (the kernel runs
+/// on the calling thread), or a C++ exception thrown out of one. The references go back, so
+/// that the region's data does not stay mapped for ever (a later thread's stack at the same
+/// address would find a stale mapping and skip its copy in), and the private copies are
+/// freed; nothing is copied back, since the region did not complete. No lock is held across a
+/// launch, so none is left held.
+struct UnwindGuard<'g, 'c> {
+    ops: &'g Constructs<'c>,
+    dev: &'g Device,
+    taken: &'g super::data::Taken,
+    ai: *mut AsyncInfo,
+    privates: omptarget_plugin::words::Words<usize>,
+    armed: bool,
+}
+
+impl Drop for UnwindGuard<'_, '_> {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        // SAFETY: the AsyncInfo outlives the launch's frame (its owner is further up the
+        // stack), and the reborrow the launch held ended with the unwind out of it.
+        let ai = unsafe { &mut *self.ai };
+        for &p in self.privates.as_slice() {
+            let _ = ai.free_after_use(p);
+        }
+        self.ops.give_back(self.dev, self.taken, ai);
+    }
+}
+
 impl Constructs<'_> {
     /// Runs the region whose host id is `host_ptr` on `dev`. The caller synchronises `ai`.
     pub fn target(
@@ -90,7 +121,17 @@ impl Constructs<'_> {
             ));
             return Err(e);
         }
-        let mut privates: omptarget_plugin::words::Words<usize> = Default::default();
+        // From here to the end of the launch only `ai_ptr` reaches the AsyncInfo, so that the
+        // guard can use it if a foreign unwind leaves the launch.
+        let ai_ptr: *mut AsyncInfo = ai;
+        let mut guard = UnwindGuard {
+            ops: self,
+            dev,
+            taken: &taken,
+            ai: ai_ptr,
+            privates: Default::default(),
+            armed: true,
+        };
         let launched = self.launch_mapped(
             dev,
             host_ptr,
@@ -98,9 +139,14 @@ impl Constructs<'_> {
             found.id,
             found.name,
             config,
-            ai,
-            &mut privates,
+            // SAFETY: `ai_ptr` comes from the exclusive borrow `ai`, which is not used while
+            // this reborrow lives.
+            unsafe { &mut *ai_ptr },
+            &mut guard.privates,
         );
+        guard.armed = false;
+        let privates = std::mem::take(&mut guard.privates);
+        drop(guard);
         // Private copies are needed by the kernel only: free them behind it (also when the
         // launch failed, as the references the region took are given back).
         let mut freed = Ok(());

@@ -1,15 +1,26 @@
-//! Process exit while constructs run: `exit()` (or a return from `main`) runs
-//! the program's unregistration while other threads (libomp's helper threads running `target
-//! nowait` tasks, or the program's own) may be inside constructs. Unloading the images under
-//! them makes their kernels' code and their mappings vanish mid-construct.
+//! Process exit while constructs run: `exit()` (or a return from `main`) runs the program's
+//! unregistration while other threads (libomp's helper threads running `target nowait`
+//! tasks, or the program's own) may be inside constructs. Unloading the images under them
+//! makes their kernels' code and their mappings vanish mid-construct.
 //!
 //! So every construct is counted while it runs, on one of [`STRIPES`] counters chosen by its
-//! thread's stack (threads issuing constructs at once mostly touch different cache lines). When the program
-//! itself unregisters (only `exit` does that), the runtime first stops new constructs, then
-//! waits for the ones running to finish, and only then unloads. A construct that begins after
-//! that is not run: its results could reach nobody but the exit, and its images are gone.
+//! thread's stack (threads issuing constructs at once mostly touch different cache lines),
+//! and in a thread-local count of the calling thread's own. When the program itself
+//! unregisters (only `exit` does that), the runtime closes a gate for the duration of that
+//! unregistration: constructs that other threads begin meanwhile wait at it, and the exiting
+//! thread waits until the constructs running on other threads have finished, then unloads.
+//! Once the gate opens again every construct runs as at any other time: a shared library's
+//! destructors and `atexit` handlers still offload with their own image, which is still
+//! registered, and read the results; a construct of the program's own image, now unloaded,
+//! fails under the offload policy.
+//!
+//! The exit never waits for the exiting thread's own constructs (`exit()` called inside a
+//! region on the host device, from a signal handler that interrupted one, or after a
+//! `longjmp` out of one), and a `fork()`ed child starts with none in flight but the forking
+//! thread's own: the parent's other threads do not exist in the child.
 
 use super::Runtime;
+use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -21,23 +32,33 @@ const STRIPES: usize = 64;
 #[derive(Default)]
 struct Stripe(AtomicIsize);
 
-/// The constructs running now, and whether the process has begun to exit.
+/// The constructs running now, and whether the program's exit is unloading its image.
 pub(crate) struct InFlight {
     stripes: Box<[Stripe]>,
-    exiting: AtomicBool,
+    /// The gate: set while the exiting thread unregisters the program's own binary.
+    closed: AtomicBool,
 }
 
 impl Default for InFlight {
     fn default() -> Self {
         Self {
             stripes: (0..STRIPES).map(|_| Stripe::default()).collect(),
-            exiting: AtomicBool::new(false),
+            closed: AtomicBool::new(false),
         }
     }
 }
 
+thread_local! {
+    /// The calling thread's constructs in flight (nested ones too: a region on the host
+    /// device may issue constructs). Plain data, no destructor (see docs/ARCHITECTURE.md,
+    /// "Thread-locals").
+    static MINE: Cell<isize> = const { Cell::new(0) };
+    /// Whether this thread is the one that runs the program's exit.
+    static EXITING_HERE: Cell<bool> = const { Cell::new(false) };
+}
+
 /// The stripe of the calling thread, from the address of its stack: threads' stacks lie
-/// megabytes apart (no thread-local, whose access from a shared library is a call).
+/// megabytes apart.
 #[inline]
 fn my_stripe() -> usize {
     let here = 0u8;
@@ -45,7 +66,8 @@ fn my_stripe() -> usize {
     ((addr >> 20).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 58) as usize % STRIPES
 }
 
-/// A running construct, counted until dropped.
+/// A running construct, counted until dropped (also when a foreign unwind, such as a thread
+/// cancellation, passes through the construct's frames).
 #[must_use = "the construct is counted while this lives"]
 pub struct ConstructScope<'a> {
     stripe: &'a AtomicIsize,
@@ -53,52 +75,88 @@ pub struct ConstructScope<'a> {
 
 impl Drop for ConstructScope<'_> {
     fn drop(&mut self) {
+        MINE.with(|m| m.set(m.get() - 1));
         self.stripe.fetch_sub(1, Ordering::Release);
     }
 }
 
 impl Runtime {
-    /// Counts a construct that begins now; `None` when the process is exiting and the
-    /// construct must not run ([`Runtime::begin_exit`]).
+    /// Counts a construct that begins now. While the program's exit unloads its image, a
+    /// construct of another thread waits here until that is done (bounded by the exit's own
+    /// wait, [`Runtime::begin_exit`]).
     #[inline]
-    pub fn construct_scope(&self) -> Option<ConstructScope<'_>> {
-        let stripe = &self.in_flight.stripes[my_stripe()].0;
-        // Counted before the flag is read (both SeqCst): an exit that sets the flag after
-        // this sees the count and waits for us; one that set it before is seen here.
-        stripe.fetch_add(1, Ordering::SeqCst);
-        if self.in_flight.exiting.load(Ordering::SeqCst) {
+    pub fn construct_scope(&self) -> ConstructScope<'_> {
+        loop {
+            let stripe = &self.in_flight.stripes[my_stripe()].0;
+            // Counted before the gate is read (both SeqCst): an exit that closes the gate
+            // after this sees the count and waits for us; one that closed it before is
+            // seen here.
+            stripe.fetch_add(1, Ordering::SeqCst);
+            if !self.in_flight.closed.load(Ordering::SeqCst) || EXITING_HERE.with(Cell::get) {
+                MINE.with(|m| m.set(m.get() + 1));
+                return ConstructScope { stripe };
+            }
             stripe.fetch_sub(1, Ordering::Release);
-            return None;
+            self.wait_for_gate();
         }
-        Some(ConstructScope { stripe })
     }
 
-    /// Whether [`Runtime::begin_exit`] ran.
+    #[cold]
+    fn wait_for_gate(&self) {
+        while self.in_flight.closed.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    }
+
+    /// Whether the program's exit is unloading its image now.
     pub fn exiting(&self) -> bool {
-        self.in_flight.exiting.load(Ordering::Acquire)
+        self.in_flight.closed.load(Ordering::Acquire)
     }
 
-    /// The program is exiting (its own binary is being unregistered): constructs that begin
-    /// from now on are not run, and this waits until those running have finished (up to
-    /// `wait`; a construct that never finishes is reported and left), so that no image is
-    /// unloaded under one. The caller holds no construct of its own.
+    /// The program is exiting (its own binary is being unregistered): closes the gate and
+    /// waits until the constructs running on other threads have finished (up to `wait`; one
+    /// that never finishes is reported and left), so that no image is unloaded under one.
+    /// The calling thread's own constructs (it may call `exit` from inside one) are not
+    /// waited for. [`Runtime::end_exit`] opens the gate again.
     pub fn begin_exit(&self, wait: Duration) {
-        self.in_flight.exiting.store(true, Ordering::SeqCst);
+        EXITING_HERE.with(|e| e.set(true));
+        self.in_flight.closed.store(true, Ordering::SeqCst);
         self.wait_in_flight(wait);
         // Constructs that returned before their work completed complete now (parked.rs).
         let _ = self.complete_parked(None);
     }
 
+    /// The program's binary is unregistered: constructs run again, from every thread.
+    pub fn end_exit(&self) {
+        self.in_flight.closed.store(false, Ordering::SeqCst);
+    }
+
+    /// In a `fork()`ed child: the parent's other threads do not exist here, so nothing is in
+    /// flight but the forking thread's own constructs (it may fork inside a region), and no
+    /// gate is closed. Async-signal-safe (atomic stores and a thread-local read).
+    pub fn after_fork_in_child(&self) {
+        for s in self.in_flight.stripes.iter() {
+            s.0.store(0, Ordering::Relaxed);
+        }
+        self.in_flight.stripes[my_stripe()]
+            .0
+            .store(MINE.with(Cell::get), Ordering::Relaxed);
+        self.in_flight.closed.store(false, Ordering::SeqCst);
+        EXITING_HERE.with(|e| e.set(false));
+    }
+
     fn wait_in_flight(&self, wait: Duration) {
         let started = Instant::now();
         let mut pause = Duration::from_micros(50);
+        let mine = MINE.with(Cell::get);
         loop {
             let running: isize = self
                 .in_flight
                 .stripes
                 .iter()
                 .map(|s| s.0.load(Ordering::SeqCst))
-                .sum();
+                .sum::<isize>()
+                - mine;
             if running <= 0 {
                 return;
             }

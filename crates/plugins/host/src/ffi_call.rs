@@ -101,8 +101,28 @@ pub fn call(func: usize, hidden: usize, args: &[usize]) -> Result<()> {
     // SAFETY: `func` is a kernel symbol of a loaded image with the signature
     // `void(u64 x arity)` (clang's host-offload kernel ABI: every argument is one pointer-sized
     // word); `ptrs` holds `arity` pointers to live words. libffi does not modify the cif.
-    unsafe { libffi::low::call::<()>(cif, CodePtr(func as *mut libc::c_void), ptrs.as_mut_ptr()) };
+    unsafe {
+        ffi_call(
+            cif,
+            Some(*CodePtr(func as *mut libc::c_void).as_fun()),
+            std::ptr::null_mut(),
+            ptrs.as_mut_ptr(),
+        )
+    };
     Ok(())
+}
+
+// libffi's `ffi_call`, declared `C-unwind`: the kernel is the program's code, and a foreign
+// unwind may leave it (glibc's forced unwind of a thread cancelled at a cancellation point
+// inside the region, a C++ exception); libffi's assembly has the unwind tables for it. The
+// binding libffi-sys declares is plain `C`, through which an unwind is undefined behaviour.
+unsafe extern "C-unwind" {
+    fn ffi_call(
+        cif: *mut ffi_cif,
+        func: Option<unsafe extern "C" fn()>,
+        rvalue: *mut libc::c_void,
+        avalue: *mut *mut libc::c_void,
+    );
 }
 
 #[cfg(test)]

@@ -129,7 +129,7 @@ if ((runtime_only)); then
 fi
 
 # Fresh program folders; the LLVM bundle is kept (it takes minutes to make).
-rm -rf "$out/llvm19" "$out/v7" "$out/v8" "$out/examples" "$out/bench" "$out/soak" "$out/tools" "$out/expected" "$out/ours" "$out/bin" \
+rm -rf "$out/llvm19" "$out/v7" "$out/v8" "$out/examples" "$out/bench" "$out/soak" "$out/stress" "$out/tools" "$out/expected" "$out/ours" "$out/bin" \
   "$out/manifest.tsv" "$out/compile-failures.txt" "$out/BUILD-INFO.txt"
 mkdir -p "$out/ours" "$out/bin" "$out/expected" "$out/examples" "$out/bench"
 for a in "${abis[@]}"; do mkdir -p "$out/$a"; done
@@ -303,6 +303,11 @@ for kind in examples bench; do
   done
 done
 
+# The exit and deep-copy stress programs (gpu/exit-checks.sh runs them).
+mkdir -p "$out/stress"
+for p in exit_with_nowait deep_copy; do  # exit_from_region exits inside host-device regions: host only
+  compile v7 "stress/$p" -O1 -g0 "tests/stress/$p.c" -o "$out/stress/$p" || nfail=$((nfail + 1))
+done
 # The soak and load program (tests/soak/run.sh with SOAK_BIN=gpu/out/soak/soak).
 mkdir -p "$out/soak"
 compile v7 soak/soak -O2 -g0 tests/soak/soak.c -o "$out/soak/soak" || nfail=$((nfail + 1))

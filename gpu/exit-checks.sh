@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Process exit and deep copies on the GPU, under LLVM 19's runtime, ours, and optionally
+# another build of ours (OLD_DIR, e.g. one from before a change): `target nowait` regions in
+# flight at exit (`return`, `exit()`, `exit()` from another thread; each must end at once with
+# nothing on stderr), and the deep copy of N structs in one array, by hand and through a
+# mapper (enter and exit seconds; 10^5 structs only where the runtime is not quadratic).
+# The programs come from gpu/build.sh (gpu/out/stress); exit_lib_global_dtor and
+# exit_own_image_late run in the conformance suite.
+#
+# usage: bash gpu/exit-checks.sh       env: GPU_OUT (gpu/out), LLVM19_DIR, EXTRA_LIB, OLD_DIR
+set -u
+cd "$(dirname "$(readlink -f "$0")")/.." || exit 2
+source gpu/unpack.sh
+unpack_out || exit 2
+G=${GPU_OUT:-gpu/out}
+EXTRA=${EXTRA_LIB:-/usr/local/nvidia/lib64}
+[[ -n ${LLVM19_DIR:-} ]] || llvm19_dir LLVM19_DIR
+S=$G/stress
+status=0
+runtimes="llvm19 ours"; [[ -n ${OLD_DIR:-} ]] && runtimes="llvm19 old ours"
+for rt in $runtimes; do
+  case $rt in llvm19) LP=$LLVM19_DIR ;; old) LP=$OLD_DIR ;; ours) LP=$G/ours ;; esac
+  echo "== $rt"
+  for m in return exit thread; do
+    s=$(date +%s%N)
+    LD_LIBRARY_PATH=$LP:$EXTRA timeout 60 "$S/exit_with_nowait" "$m" > /tmp/ec.out 2> /tmp/ec.err
+    rc=$?; e=$(date +%s%N)
+    echo "exit_with_nowait $m: rc=$rc $(( (e - s) / 1000000 )) ms stdout=$(tr '\n' ' ' < /tmp/ec.out) stderr=$(head -c 200 /tmp/ec.err | tr '\n' ' ')"
+    [[ $rt == ours && ( $rc != 0 || -s /tmp/ec.err ) ]] && status=1
+  done
+  for m in manual mapper; do
+    for n in 20000 100000; do
+      [[ $rt != ours && $n == 100000 ]] && continue
+      echo "deep_copy $m $n: $(LD_LIBRARY_PATH=$LP:$EXTRA timeout 120 "$S/deep_copy" "$m" "$n" 2>&1 | tr '\n' ' ') rc=${PIPESTATUS[0]}"
+    done
+  done
+done
+exit $status

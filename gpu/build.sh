@@ -186,6 +186,7 @@ directives() {
       else if (l ~ /^CFLAGS:/) { r = substr(l, 8); gsub(/^[ \t]+|[ \t]+$/, "", r); gsub(/[ \t]+/, " ", r); cflags = r }
       else if (l ~ /^TOOL:/) { tool = substr(l, 6); gsub(/^[ \t]+|[ \t]+$/, "", tool) }
       else if (l ~ /^GPU-UNCOMPARED:/) uncompared = 1
+      else if (l ~ /^GPU-TIMEOUT-S:/) { r = substr(l, 15); gsub(/^[ \t]+/, "", r); split(r, w, /[ \t]+/); tmo = w[1] }
       else if (l ~ /^STATUS:/) { st = substr(l, 8); gsub(/^[ \t]+|[ \t]+$/, "", st) }
       else if (l ~ /^OURS-STDERR:/) { r = substr(l, 13); gsub(/^[ \t]+|[ \t]+$/, "", r); oe = oe (oe == "" ? "" : "\037") r }
       else if (l ~ /^OURS-STDERR\(clang19\):/) { r = substr(l, 22); gsub(/^[ \t]+|[ \t]+$/, "", r); oe = oe (oe == "" ? "" : "\037") r }
@@ -200,6 +201,7 @@ directives() {
       if (stderr) flags = "STDERR"
       if (div) flags = flags (flags == "" ? "" : ",") "DIVERGENCE"
       if (uncompared) flags = flags (flags == "" ? "" : ",") "GPU-UNCOMPARED"
+      if (tmo != "") flags = flags (flags == "" ? "" : ",") "TIMEOUT=" tmo
       printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", (env == "" ? "-" : env), (args == "" ? "-" : args),
         (flags == "" ? "-" : flags), (lib == "" ? "-" : lib), (cflags == "" ? "-" : cflags),
         (tool == "" ? "-" : tool), (st == "" ? "-" : st), (oe == "" ? "-" : oe)

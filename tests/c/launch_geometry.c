@@ -1,3 +1,4 @@
+// GPU-TIMEOUT-S: 300 (hundreds of launches, up to 2^31 - 1 teams, while other programs share the GPU)
 // Launch geometry, differential: every execution mode with clause values around every limit
 // (see launch_geometry.h). Under LLVM's runtime and ours the lines must be identical; on a GPU
 // a num_teams clause above 65,536 is launched as asked, up to the grid's limit (2^31 - 1).

@@ -1,3 +1,4 @@
+// GPU-TIMEOUT-S: 300 (hundreds of launches, up to 2^31 - 1 teams, while other programs share the GPU)
 // The CUDA-style pattern of many GPU applications: one team per tile of T elements
 // (num_teams(N), N = ceil(n / T) up to 10^6), a team-local tile, a parallel region indexed by
 // omp_get_team_num() and omp_get_thread_num(), a barrier, then each thread reads a neighbour's

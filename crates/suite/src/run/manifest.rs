@@ -23,6 +23,9 @@ pub struct Program {
     /// crashes, or its CUDA plugin lacks what the program tests): ours runs and is checked
     /// against itself (ABI v8 against v7, `OURS-STDERR` lines), LLVM's outcome is reported.
     pub uncompared: bool,
+    /// `// GPU-TIMEOUT-S: N`: this program's time limit on the GPU, in seconds, instead of the
+    /// suite's (`TIMEOUT=N` among the flags).
+    pub timeout_s: Option<u64>,
     /// `// STATUS:` (with DIVERGENCE): the exit status ours must have, as `exit N` or
     /// `signal N` (default `exit 0`).
     pub status: Option<String>,
@@ -72,6 +75,10 @@ pub fn parse(text: &str) -> Result<Vec<Program>, String> {
             stderr: flags.contains(&"STDERR"),
             divergence: flags.iter().any(|f| f.starts_with("DIVERGENCE")),
             uncompared: flags.contains(&"GPU-UNCOMPARED"),
+            timeout_s: flags
+                .iter()
+                .find_map(|f| f.strip_prefix("TIMEOUT="))
+                .and_then(|v| v.parse().ok()),
             status: Some(none(field(5)))
                 .filter(|s| !s.is_empty())
                 .map(str::to_owned),
@@ -207,9 +214,12 @@ mod tests {
                     info_bits\tLIBOMPTARGET_INFO=40 A=b=c junk\t-\tSTDERR\t-\n\
                     div\t-\t1  2\tSTDERR,DIVERGENCE\t-\tsignal 6\textra\n\
                     lib\t-\t-\tDIVERGENCE(clang19)\tlib_lib.c\n\
-                    short\n";
+                    short\n\
+                    slow\t-\t-\tSTDERR,TIMEOUT=300\t-\n";
         let p = parse(text).unwrap();
-        assert_eq!(p.len(), 5);
+        assert_eq!(p.len(), 6);
+        assert_eq!((p[0].timeout_s, p[5].timeout_s), (None, Some(300)));
+        assert!(p[5].stderr);
         assert_eq!(p[0].name, "api_alloc");
         assert!(p[0].env.is_empty() && p[0].args.is_empty() && !p[0].stderr && !p[0].divergence);
         assert_eq!(

@@ -47,7 +47,7 @@ fn run_one(ctx: &Ctx, suite: &Suite, rt: &Runtime, bin: &Path, p: &Program, tag:
         env: &p.env,
         lib_path: ctx.lib_path(rt),
         cwd: &ctx.cwd,
-        limit: ctx.limit(ctx.o.timeout_s),
+        limit: ctx.limit(p.timeout_s.unwrap_or(ctx.o.timeout_s)),
         files: run_dir(ctx, suite).join(format!("{}.{tag}", p.name)),
         soname: Some(&suite.soname),
         merge_stderr: false,

@@ -2,6 +2,7 @@
 
 mod constructs;
 mod exit;
+pub use exit::current_construct;
 mod hooks;
 mod interop;
 mod parked;

@@ -122,32 +122,10 @@ fn construct_guard<R>(
     f: impl FnOnce(&'static Runtime) -> R,
 ) -> R {
     let rt = runtime();
-    let _running = rt.construct_scope();
-    let _current = CurrentConstruct::enter(name, loc);
+    let _running = rt.construct_scope(Some((name, loc as usize)));
     #[cfg(debug_assertions)]
     debug_panic_in(name);
     f(rt)
-}
-
-thread_local! {
-    /// The construct entry point this thread is running (the innermost one), for the panic
-    /// hook: plain data, no destructor.
-    static CONSTRUCT: Cell<Option<(&'static str, usize)>> = const { Cell::new(None) };
-}
-
-/// Marks the thread as running a construct until dropped (by a return or an unwind).
-struct CurrentConstruct(Option<(&'static str, usize)>);
-
-impl CurrentConstruct {
-    fn enter(name: &'static str, loc: *const Ident) -> Self {
-        Self(CONSTRUCT.with(|c| c.replace(Some((name, loc as usize)))))
-    }
-}
-
-impl Drop for CurrentConstruct {
-    fn drop(&mut self) {
-        CONSTRUCT.with(|c| c.set(self.0));
-    }
 }
 
 /// Installs [`on_panic`] ahead of the hook in place (this library's own copy of the Rust
@@ -165,7 +143,7 @@ fn install_panic_hook() {
 /// under the policy, before the panic unwinds (no frame of the host program may see a Rust
 /// panic). Returns false outside constructs.
 fn on_panic(info: &std::panic::PanicHookInfo<'_>) -> bool {
-    let Some((name, loc)) = CONSTRUCT.with(Cell::get) else {
+    let Some((name, loc)) = omptarget_core::runtime::current_construct() else {
         return false;
     };
     let what = info

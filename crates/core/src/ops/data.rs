@@ -492,12 +492,14 @@ impl Constructs<'_> {
         let restores = ai.restores.len();
         if copy_back {
             trace::transfer(info, dev.id, false, begin, tgt, size, e.name);
-            // Only the pointers the copy overwrites.
-            ai.restores.extend(
-                e.shadows
-                    .within(begin, size)
-                    .map(|s| (s.host_addr, s.host_value)),
-            );
+            // Only the pointers the copy overwrites (most entries have none: no tree walk).
+            if !e.shadows.is_empty() {
+                ai.restores.extend(
+                    e.shadows
+                        .within(begin, size)
+                        .map(|s| (s.host_addr, s.host_value)),
+                );
+            }
         }
         let retire = update_ref && (is_last || ai.retiring(id));
         // Marked used above: the copy may go after the lock (`guard_for_copy_back`).
@@ -673,6 +675,9 @@ fn null_reason(ty: u64) -> &'static str {
 
 /// The shadow pointers of `e` that lie in `[begin, begin + size)`.
 fn shadows_in(e: &Entry, begin: usize, size: usize) -> Vec<ShadowPointer> {
+    if e.shadows.is_empty() {
+        return Vec::new();
+    }
     e.shadows.within(begin, size).copied().collect()
 }
 

@@ -48,13 +48,34 @@ impl Default for InFlight {
     }
 }
 
-thread_local! {
-    /// The calling thread's constructs in flight (nested ones too: a region on the host
-    /// device may issue constructs). Plain data, no destructor (see docs/ARCHITECTURE.md,
-    /// "Thread-locals").
-    static MINE: Cell<isize> = const { Cell::new(0) };
+/// What the exit and the panic hook need to know of a thread: plain data, no destructor
+/// (see docs/ARCHITECTURE.md, "Thread-locals"), in one thread-local so that a construct
+/// reaches it once (`__tls_get_addr` in a shared library) and its scope keeps the address.
+struct ThreadState {
+    /// The thread's constructs in flight (nested ones too: a region on the host device may
+    /// issue constructs).
+    mine: Cell<isize>,
     /// Whether this thread is the one that runs the program's exit.
-    static EXITING_HERE: Cell<bool> = const { Cell::new(false) };
+    exiting_here: Cell<bool>,
+    /// The innermost construct this thread runs: its entry point's name and a word of the
+    /// caller's (the ABI layer's source location), for the panic hook.
+    current: Cell<Option<(&'static str, usize)>>,
+}
+
+thread_local! {
+    static THREAD: ThreadState = const {
+        ThreadState {
+            mine: Cell::new(0),
+            exiting_here: Cell::new(false),
+            current: Cell::new(None),
+        }
+    };
+}
+
+/// The construct the calling thread is running (the innermost), as given to
+/// [`Runtime::construct_scope`]; `None` outside constructs.
+pub fn current_construct() -> Option<(&'static str, usize)> {
+    THREAD.with(|t| t.current.get())
 }
 
 /// The stripe of the calling thread, from the address of its stack: threads' stacks lie
@@ -71,11 +92,19 @@ fn my_stripe() -> usize {
 #[must_use = "the construct is counted while this lives"]
 pub struct ConstructScope<'a> {
     stripe: &'a AtomicIsize,
+    /// This thread's state (the scope is neither `Send` nor `Sync`: it ends on its thread,
+    /// which outlives it, and with it the thread-local).
+    thread: *const ThreadState,
+    /// The construct that was current before this one.
+    outer: Option<(&'static str, usize)>,
 }
 
 impl Drop for ConstructScope<'_> {
     fn drop(&mut self) {
-        MINE.with(|m| m.set(m.get() - 1));
+        // SAFETY: the thread-local of this thread, which is alive while its scope is.
+        let t = unsafe { &*self.thread };
+        t.mine.set(t.mine.get() - 1);
+        t.current.set(self.outer);
         self.stripe.fetch_sub(1, Ordering::Release);
     }
 }
@@ -84,17 +113,26 @@ impl Runtime {
     /// Counts a construct that begins now. While the program's exit unloads its image, a
     /// construct of another thread waits here until that is done (bounded by the exit's own
     /// wait, [`Runtime::begin_exit`]).
+    /// `current` is what [`current_construct`] answers while the scope lives.
     #[inline]
-    pub fn construct_scope(&self) -> ConstructScope<'_> {
+    pub fn construct_scope(&self, current: Option<(&'static str, usize)>) -> ConstructScope<'_> {
+        let thread: *const ThreadState = THREAD.with(|t| t as *const ThreadState);
+        // SAFETY: this thread's thread-local, alive as long as the thread.
+        let t = unsafe { &*thread };
         loop {
             let stripe = &self.in_flight.stripes[my_stripe()].0;
             // Counted before the gate is read (both SeqCst): an exit that closes the gate
             // after this sees the count and waits for us; one that closed it before is
             // seen here.
             stripe.fetch_add(1, Ordering::SeqCst);
-            if !self.in_flight.closed.load(Ordering::SeqCst) || EXITING_HERE.with(Cell::get) {
-                MINE.with(|m| m.set(m.get() + 1));
-                return ConstructScope { stripe };
+            if !self.in_flight.closed.load(Ordering::SeqCst) || t.exiting_here.get() {
+                t.mine.set(t.mine.get() + 1);
+                let outer = t.current.replace(current);
+                return ConstructScope {
+                    stripe,
+                    thread,
+                    outer,
+                };
             }
             stripe.fetch_sub(1, Ordering::Release);
             self.wait_for_gate();
@@ -119,7 +157,7 @@ impl Runtime {
     /// The calling thread's own constructs (it may call `exit` from inside one) are not
     /// waited for. [`Runtime::end_exit`] opens the gate again.
     pub fn begin_exit(&self, wait: Duration) {
-        EXITING_HERE.with(|e| e.set(true));
+        THREAD.with(|t| t.exiting_here.set(true));
         self.in_flight.closed.store(true, Ordering::SeqCst);
         self.wait_in_flight(wait);
         // Constructs that returned before their work completed complete now (parked.rs).
@@ -140,15 +178,15 @@ impl Runtime {
         }
         self.in_flight.stripes[my_stripe()]
             .0
-            .store(MINE.with(Cell::get), Ordering::Relaxed);
+            .store(THREAD.with(|t| t.mine.get()), Ordering::Relaxed);
         self.in_flight.closed.store(false, Ordering::SeqCst);
-        EXITING_HERE.with(|e| e.set(false));
+        THREAD.with(|t| t.exiting_here.set(false));
     }
 
     fn wait_in_flight(&self, wait: Duration) {
         let started = Instant::now();
         let mut pause = Duration::from_micros(50);
-        let mine = MINE.with(Cell::get);
+        let mine = THREAD.with(|t| t.mine.get());
         loop {
             let running: isize = self
                 .in_flight

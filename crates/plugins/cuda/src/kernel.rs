@@ -49,7 +49,6 @@ pub struct Limits {
     pub warp_size: u32,
     pub thread_limit: u32,
     pub block_limit: u32,
-    pub default_blocks: u32,
 }
 
 impl DeviceLimits {
@@ -70,7 +69,6 @@ impl DeviceLimits {
                 warp_size: self.warp_size,
                 thread_limit,
                 block_limit,
-                default_blocks: DEFAULT_NUM_TEAMS,
             },
         }
     }
@@ -188,9 +186,6 @@ impl KernelInfo {
         } else {
             clause_teams
         };
-        if self.bare && clause_threads > 0 && clause_teams > 0 {
-            return (clause_teams, clause_threads);
-        }
         // MaxNumThreads: the device's limit, the kernel's, its registers'.
         let max_threads = self.max_threads.min(l.thread_limit).max(1);
         // PreferredNumThreads: the default, or the kernel's minimum when larger.
@@ -207,13 +202,15 @@ impl KernelInfo {
         } else {
             preferred.min(max_threads)
         };
-        if self.bare && clause_teams > 0 {
-            return (clause_teams, threads);
-        }
         if clause_teams > 0 {
-            return (clause_teams.min(l.block_limit), threads);
+            let blocks = if self.bare {
+                clause_teams
+            } else {
+                clause_teams.min(l.block_limit)
+            };
+            return (blocks, threads);
         }
-        let default_blocks = u64::from(l.default_blocks);
+        let default_blocks = u64::from(DEFAULT_NUM_TEAMS);
         let trip = c.tripcount;
         let mut trip_blocks = u64::MAX;
         if trip > 0 {

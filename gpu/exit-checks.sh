@@ -11,10 +11,7 @@
 set -u
 cd "$(dirname "$(readlink -f "$0")")/.." || exit 2
 source gpu/unpack.sh
-unpack_out || exit 2
-G=${GPU_OUT:-gpu/out}
-EXTRA=${EXTRA_LIB:-/usr/local/nvidia/lib64}
-[[ -n ${LLVM19_DIR:-} ]] || llvm19_dir LLVM19_DIR
+gpu_setup || exit 2
 S=$G/stress
 status=0
 runtimes="llvm19 ours"; [[ -n ${OLD_DIR:-} ]] && runtimes="llvm19 old ours"

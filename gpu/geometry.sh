@@ -15,10 +15,7 @@
 set -u
 cd "$(dirname "$(readlink -f "$0")")/.." || exit 2
 source gpu/unpack.sh
-unpack_out || exit 2
-G=${GPU_OUT:-gpu/out}
-EXTRA=${EXTRA_LIB:-/usr/local/nvidia/lib64}
-[[ -n ${LLVM19_DIR:-} ]] || llvm19_dir LLVM19_DIR
+gpu_setup || exit 2
 [[ -n $LLVM19_DIR ]] || { echo "geometry.sh: no LLVM 19 runtime (gpu/out/llvm19.tar.xz)"; exit 2; }
 OURS=${OURS_DIR:-$G/ours}
 W=${OUT:-/tmp/gpu-geometry}/geometry

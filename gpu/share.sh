@@ -15,11 +15,8 @@
 set -u
 cd "$(dirname "$(readlink -f "$0")")/.." || exit 2
 source gpu/unpack.sh
-unpack_out || exit 2
-G=${GPU_OUT:-gpu/out}
-EXTRA=${EXTRA_LIB:-/usr/local/nvidia/lib64}
+gpu_setup || exit 2
 OURS=$(cd "$G/ours" && pwd)
-[[ -n ${LLVM19_DIR:-} ]] || llvm19_dir LLVM19_DIR
 P=$G/bench/gpu_share
 W=$(mktemp -d)
 fails=0

@@ -3,6 +3,9 @@
 # unpack_out: gpu/build.sh packs gpu/out into gpu/out-pack (what the device tool carries):
 #   unpack it when gpu/out is missing or older than the pack (a warm machine keeps the gpu/out
 #   of an earlier call).
+# gpu_setup: what the GPU scripts start with: unpack_out, then G (the suite folder, GPU_OUT or
+#   gpu/out), EXTRA (the driver's folder, EXTRA_LIB or /usr/local/nvidia/lib64) and LLVM19_DIR
+#   (as given, else llvm19_dir's). Fails when the pack cannot be unpacked.
 # llvm19_dir DIR_VAR: LLVM 19's runtime, unpacked from gpu/out/llvm19.tar.xz into
 #   /tmp/omptarget-llvm19 once; sets the named variable to its folder (empty when there is no
 #   bundle).
@@ -21,4 +24,11 @@ llvm19_dir() {
     mkdir -p /tmp/omptarget-llvm19 && tar -C /tmp/omptarget-llvm19 -xJf "$bundle"
   fi
   if [[ -f $dir/libomptarget.so.19.1 ]]; then printf -v "$1" '%s' "$dir"; else printf -v "$1" ''; fi
+}
+
+gpu_setup() {
+  unpack_out || return 1
+  G=${GPU_OUT:-gpu/out}
+  EXTRA=${EXTRA_LIB:-/usr/local/nvidia/lib64}
+  [[ -n ${LLVM19_DIR:-} ]] || llvm19_dir LLVM19_DIR
 }

@@ -7,7 +7,7 @@
 // device and on the GPU (gpu/verify.sh), and the outputs must agree line for line.
 //
 // The programs that include this header pick the cases (GEOMETRY_CASES) and the environment
-// (`// ENV:`): launch_geometry.c (no variables), launch_geometry_env_*.c.
+// (`// ENV:`): launch_geometry.c (no variables), launch_geometry_env_*.c (GEOMETRY_ENV_CASES).
 //
 // A kernel's mode is clang's choice (`LIBOMPTARGET_INFO=16` prints it): `target teams
 // distribute parallel for` is SPMD; `target teams` that only computes locals before its
@@ -21,6 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "on_gpu.h"
 
 #define SLOTS 1024
 
@@ -66,13 +68,6 @@ static inline void record_thread(slot_t *S, int team, int thread, int nthreads) 
   s->thread_sum += (unsigned long long)thread;
   at_min(&s->nthreads_min, nthreads);
   at_max(&s->nthreads_max, nthreads);
-}
-static int geometry_on_gpu(void) {
-#if defined(__NVPTX__) || defined(__AMDGPU__)
-  return 1;
-#else
-  return 0;
-#endif
 }
 #pragma omp end declare target
 
@@ -265,11 +260,24 @@ static void run_loops(const char *kind, loop_fn both, loop_fn nt_only, loop_fn t
       }
 }
 
+// The cases of the programs that repeat the suite under an environment variable: every mode
+// with two num_threads values, bare kernels on every third team count.
+#define GEOMETRY_ENV_CASES                                                                     \
+  run_teams("generic", tp_nt_tl, tp_nt, tp_tl, tp_none, teams, nteams, tls, ntls, nths, 2);    \
+  run_teams("gen-spmd", gs_any_nt_tl, gs_any_nt, gs_any_tl, gs_any_none, teams, nteams, tls,  \
+            ntls, nths, 2);                                                                    \
+  run_loops("spmd", spmd_nt_tl, spmd_nt, spmd_tl, spmd_none, teams, nteams, tls, ntls, trips, \
+            ntrips);                                                                           \
+  for (int a = 0; a < nteams; a += 3)                                                          \
+    for (int b = 0; b < ntls && tls[b] <= 1024; b += 2) {                                      \
+      reset();                                                                                 \
+      bare(teams[a], tls[b]);                                                                  \
+      report("bare", teams[a], tls[b], 0, -1);                                                 \
+    }
+
 static int geometry_main(void) {
   S = (slot_t *)calloc(SLOTS, sizeof(slot_t));
-  int gpu = 0;
-#pragma omp target map(from : gpu)
-  gpu = geometry_on_gpu();
+  int gpu = default_device_is_gpu();
 #pragma omp target enter data map(alloc : S[0:SLOTS])
   // The host device runs each team as a thread of libomp's: its lists stay small.
   static const int gpu_teams[] = {1, 31, 32, 33, 1024, 1025, 65535, 65536, 65537, 1 << 20};

@@ -11,15 +11,7 @@
 
 #define T 128
 
-#pragma omp declare target
-static int on_gpu(void) {
-#if defined(__NVPTX__) || defined(__AMDGPU__)
-  return 1;
-#else
-  return 0;
-#endif
-}
-#pragma omp end declare target
+#include "on_gpu.h"
 
 static void tile_case(long nteams) {
   long n = nteams * T - 3; // the last tile is not full
@@ -83,9 +75,7 @@ static void reduction_case(long nteams) {
 }
 
 int main(void) {
-  int gpu = 0;
-#pragma omp target map(from : gpu)
-  gpu = on_gpu();
+  int gpu = default_device_is_gpu();
   static const long gpu_teams[] = {1000, 65535, 65536, 65537, 131072, 200000, 1000000};
   static const long host_teams[] = {1, 2, 3};
   const long *teams = gpu ? gpu_teams : host_teams;

@@ -71,6 +71,7 @@ type TaskWithDeps = unsafe extern "C" fn(
     *mut libc::c_void,
 ) -> i32;
 type InExplicitTask = unsafe extern "C" fn() -> libc::c_int;
+type TaskWait = unsafe extern "C" fn(*const libc::c_void, i32) -> i32;
 
 /// libomp's tasking entry points, looked up by name once (a `nowait` construct needs two of
 /// them every time).
@@ -81,6 +82,7 @@ struct Tasking {
     in_explicit_task: Option<InExplicitTask>,
     task_alloc: Option<TaskAlloc>,
     task_with_deps: Option<TaskWithDeps>,
+    taskwait: Option<TaskWait>,
 }
 
 fn symbol(name: &CStr) -> *mut libc::c_void {
@@ -96,13 +98,14 @@ fn tasking() -> &'static Tasking {
     // Looked up outside the OnceLock: dlsym takes the dynamic loader's lock, which another
     // thread may hold while it waits for this lock.
     let found = {
-        let (g, w, h, e, a, d) = (
+        let (g, w, h, e, a, d, t) = (
             symbol(c"__kmpc_global_thread_num"),
             symbol(c"__kmpc_omp_wait_deps"),
             symbol(c"__kmpc_omp_get_target_async_handle_ptr"),
             symbol(c"omp_in_explicit_task"),
             symbol(c"__kmpc_omp_task_alloc"),
             symbol(c"__kmpc_omp_task_with_deps"),
+            symbol(c"__kmpc_omp_taskwait"),
         );
         // SAFETY: non-null results are libomp's functions with the signatures above.
         unsafe {
@@ -113,6 +116,7 @@ fn tasking() -> &'static Tasking {
                 in_explicit_task: (!e.is_null()).then(|| std::mem::transmute(e)),
                 task_alloc: (!a.is_null()).then(|| std::mem::transmute(a)),
                 task_with_deps: (!d.is_null()).then(|| std::mem::transmute(d)),
+                taskwait: (!t.is_null()).then(|| std::mem::transmute(t)),
             }
         }
     };
@@ -206,22 +210,17 @@ pub fn wait_dependence_lists(
 /// libomp would otherwise start them on its helper threads after the image is gone, on a
 /// device where it may never have been loaded.
 pub fn wait_for_initial_tasks() {
-    type TaskWait = unsafe extern "C" fn(*const libc::c_void, i32) -> i32;
     // SAFETY: plain system calls without arguments.
     if unsafe { libc::gettid() != libc::getpid() } {
         return;
     }
-    let Some(gtid) = tasking().global_thread_num else {
+    let t = tasking();
+    let (Some(gtid), Some(wait)) = (t.global_thread_num, t.taskwait) else {
         return;
     };
-    let wait = symbol(c"__kmpc_omp_taskwait");
-    if wait.is_null() {
-        return;
-    }
     // SAFETY: libomp's `__kmpc_global_thread_num(ident_t *)` and `__kmpc_omp_taskwait(ident_t
     // *, kmp_int32 gtid)`; a null location is allowed.
     unsafe {
-        let wait: TaskWait = std::mem::transmute(wait);
         wait(std::ptr::null(), gtid(std::ptr::null()));
     }
 }
@@ -356,10 +355,11 @@ mod tests {
                 task_with_deps: Some(std::mem::transmute::<*mut libc::c_void, TaskWithDeps>(sym(
                     c"__kmpc_omp_task_with_deps",
                 ))),
+                taskwait: Some(std::mem::transmute::<*mut libc::c_void, TaskWait>(sym(
+                    c"__kmpc_omp_taskwait",
+                ))),
             };
-            type Taskwait = unsafe extern "C" fn(*const libc::c_void, i32) -> i32;
-            let taskwait =
-                std::mem::transmute::<*mut libc::c_void, Taskwait>(sym(c"__kmpc_omp_taskwait"));
+            let taskwait = t.taskwait.unwrap();
             let gtid = (t.global_thread_num.unwrap())(std::ptr::null());
             let order = Arc::new(AtomicU32::new(0));
             let seen = Arc::new(std::sync::Mutex::new(Vec::new()));

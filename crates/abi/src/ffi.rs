@@ -43,22 +43,12 @@ macro_rules! export_ra {
     // (`entry::construct_guard`).
     (
         $(#[$meta:meta])*
-        unwind fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $body:block
+        unwind fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? $body:block
     ) => {
         $(#[$meta])*
         #[cfg_attr(not(target_arch = "x86_64"), unsafe(no_mangle))]
         #[allow(clippy::missing_safety_doc)]
-        pub unsafe extern "C-unwind" fn $name($($arg: $ty),*) $body
-        $crate::ffi::export_ra!(@trampoline $name);
-    };
-    (
-        $(#[$meta:meta])*
-        unwind fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty $body:block
-    ) => {
-        $(#[$meta])*
-        #[cfg_attr(not(target_arch = "x86_64"), unsafe(no_mangle))]
-        #[allow(clippy::missing_safety_doc)]
-        pub unsafe extern "C-unwind" fn $name($($arg: $ty),*) -> $ret $body
+        pub unsafe extern "C-unwind" fn $name($($arg: $ty),*) $(-> $ret)? $body
         $crate::ffi::export_ra!(@trampoline $name);
     };
     (@trampoline $name:ident) => {

@@ -28,7 +28,7 @@ for rt in $runtimes; do
   for m in manual mapper; do
     for n in 20000 100000; do
       [[ $rt != ours && $n == 100000 ]] && continue
-      echo "deep_copy $m $n: $(LD_LIBRARY_PATH=$LP:$EXTRA timeout 120 "$S/deep_copy" "$m" "$n" 2>&1 | tr '\n' ' ') rc=${PIPESTATUS[0]}"
+      echo "deep_copy $m $n: $(LD_LIBRARY_PATH=$LP:$EXTRA timeout 120 "$S/deep_copy" "$m" "$n" 2>&1 | tr '\n' ' ')"
     done
   done
 done

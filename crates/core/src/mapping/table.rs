@@ -100,6 +100,27 @@ impl Shadows {
             .filter(move |s| s.host_addr.saturating_add(std::mem::size_of::<usize>()) <= end)
     }
 
+    /// Appends `(host address, host value)` of each attached pointer in `[begin, begin +
+    /// size)` to `out`: what a copy back of that range must restore. Most entries have none,
+    /// and then nothing is searched or extended (on every copy back of every region).
+    pub fn restores_within(&self, begin: usize, size: usize, out: &mut Vec<(usize, usize)>) {
+        if !self.0.is_empty() {
+            out.extend(
+                self.within(begin, size)
+                    .map(|s| (s.host_addr, s.host_value)),
+            );
+        }
+    }
+
+    /// The attached pointers in `[begin, begin + size)`, copied out (none without searching
+    /// when the entry has none).
+    pub fn copied_within(&self, begin: usize, size: usize) -> Vec<ShadowPointer> {
+        if self.0.is_empty() {
+            return Vec::new();
+        }
+        self.within(begin, size).copied().collect()
+    }
+
     pub fn len(&self) -> usize {
         self.0.len()
     }

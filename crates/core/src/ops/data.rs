@@ -157,7 +157,7 @@ impl Constructs<'_> {
             // LLVM names a copy after the mapping it goes to (a struct member's copy after
             // its struct), not after the list item.
             trace::transfer(info, dev.id, true, it.begin, tgt, it.size, e.name);
-            let shadows: Vec<ShadowPointer> = shadows_in(e, it.begin, it.size);
+            let shadows: Vec<ShadowPointer> = e.shadows.copied_within(it.begin, it.size);
             // The copy is issued with the table locked, so no other thread uses the entry
             // before its data is on its way.
             let copied = ai
@@ -492,14 +492,8 @@ impl Constructs<'_> {
         let restores = ai.restores.len();
         if copy_back {
             trace::transfer(info, dev.id, false, begin, tgt, size, e.name);
-            // Only the pointers the copy overwrites (most entries have none: no tree walk).
-            if !e.shadows.is_empty() {
-                ai.restores.extend(
-                    e.shadows
-                        .within(begin, size)
-                        .map(|s| (s.host_addr, s.host_value)),
-                );
-            }
+            // Only the pointers the copy overwrites.
+            e.shadows.restores_within(begin, size, &mut ai.restores);
         }
         let retire = update_ref && (is_last || ai.retiring(id));
         // Marked used above: the copy may go after the lock (`guard_for_copy_back`).
@@ -632,7 +626,7 @@ impl Constructs<'_> {
             }
             return Ok(());
         }
-        let shadows = shadows_in(e, host, size);
+        let shadows = e.shadows.copied_within(host, size);
         if ty & mt::TO != 0 {
             trace::transfer(info, dev.id, true, host, tgt, size, name);
             ai.copy(dev, CopyKind::HostToDevice, tgt, host, size)?;
@@ -671,14 +665,6 @@ fn null_reason(ty: u64) -> &'static str {
     } else {
         "device failure or illegal mapping"
     }
-}
-
-/// The shadow pointers of `e` that lie in `[begin, begin + size)`.
-fn shadows_in(e: &Entry, begin: usize, size: usize) -> Vec<ShadowPointer> {
-    if e.shadows.is_empty() {
-        return Vec::new();
-    }
-    e.shadows.within(begin, size).copied().collect()
 }
 
 /// After host data was copied over a range holding attached pointers, writes the device

@@ -24,8 +24,14 @@ int main() {
   int r1 = 0, r2 = 0;
 #pragma omp target map(to : d) map(from : r1)
   r1 = d.get();
-#pragma omp target map(to : pb[0:1]) map(from : r2)
-  r2 = pb->get();
+  // The object is mapped whole; the base-class pointer is translated to its device copy (an
+  // unmapped pointer is a zero-length array section). Mapping `pb[0:1]` would map only the
+  // Base part and the call would read `v` past the mapped bytes.
+#pragma omp target data map(to : d)
+  {
+#pragma omp target map(from : r2)
+    r2 = pb->get();
+  }
   std::printf("virtual calls: %d %d\n", r1, r2);
   std::printf("vtable present: %d, mapped to itself: %d\n", omp_target_is_present(vtable, dev),
               omp_get_mapped_ptr(vtable, dev) == vtable);

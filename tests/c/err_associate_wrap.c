@@ -1,3 +1,4 @@
+// STATUS: signal 6
 // STDERR
 // omp_target_associate_ptr whose device_ptr + device_offset wraps around to address 0: the
 // association is accepted (as LLVM 19 does) and a region that maps the array stops with LLVM's

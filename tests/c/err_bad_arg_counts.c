@@ -1,3 +1,4 @@
+// STATUS: signal 6
 // ONLY: clang19 (it reads the entry table through __start_omp_offloading_entries, a section clang 22 renamed)
 // OURS-STDERR: omptarget error: __tgt_target_data_begin_mapper: -1 map items (a negative count): nothing done
 // OURS-STDERR: omptarget error: KernelArgs NumArgs is 2147483648, more arguments than a construct can pass (at most 2147483647): the region is not launched

@@ -1,3 +1,4 @@
+// STATUS: signal 6
 // ENV: OMP_DEFAULT_DEVICE=7
 // STDERR
 // OMP_DEFAULT_DEVICE=7 (out of range): the query routines work, the first

@@ -1,3 +1,4 @@
+// STATUS: signal 6
 // STDERR
 // Device number -1 (omp_initial_device in OpenMP 5.2) passed to
 // omp_target_alloc: LLVM 19 does not accept it and aborts with a

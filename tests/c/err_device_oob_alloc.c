@@ -1,3 +1,4 @@
+// STATUS: signal 6
 // STDERR
 // omp_target_alloc with device number 7 (out of range, 4 devices):
 // LLVM 19 aborts with a fatal error instead of returning NULL.

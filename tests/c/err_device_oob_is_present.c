@@ -1,3 +1,4 @@
+// STATUS: signal 6
 // STDERR
 // omp_target_is_present with device number 7 (out of range): fatal error.
 #include <omp.h>

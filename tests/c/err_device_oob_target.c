@@ -1,3 +1,4 @@
+// STATUS: signal 6
 // STDERR
 // device(7) on a target region with 4 devices: fatal error, abort.
 #include <omp.h>

@@ -1,3 +1,4 @@
+// STATUS: signal 6
 // STDERR
 // A map that extends an existing mapping (a[0:4] entered, a[0:8] mapped
 // by a target region) is an error: "explicit extension not allowed".

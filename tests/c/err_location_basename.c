@@ -1,3 +1,4 @@
+// STATUS: signal 6
 // ENV: LIBOMPTARGET_INFO=4
 // STDERR
 // CFLAGS: -g

@@ -1,3 +1,4 @@
+// STATUS: signal 6
 // ENV: OMP_TARGET_OFFLOAD=MANDATORY
 // STDERR
 // OMP_TARGET_OFFLOAD=MANDATORY with target enter data on device 9.

@@ -1,3 +1,4 @@
+// STATUS: signal 6
 // OURS-STDERR: "PluginInterface" error: Failure to allocate device memory: out of memory allocating 1152921504606846976 bytes on ...
 // A map the device cannot hold (1 EiB: no machine's allocator gives it, whatever its
 // overcommit policy; 4 TiB takes the same path where it does not fit): LLVM's lines, with the

@@ -1,3 +1,4 @@
+// STATUS: signal 6
 // STDERR
 // omp_target_memcpy with NULL pointers returns an error code (and prints a
 // message); with an out-of-range device number it aborts.

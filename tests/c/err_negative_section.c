@@ -1,3 +1,4 @@
+// STATUS: signal 6
 // OURS-STDERR: omptarget error: map item 0 at host address 0xADDR has a negative size (-16 bytes): nothing is mapped on device 0
 // A section with a negative length (`p[0:n]`, n < 0) is an error: nothing is mapped and the
 // region does not run (before, ours clamped it to 0 bytes and the region wrote the host array

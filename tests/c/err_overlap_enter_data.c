@@ -1,3 +1,4 @@
+// STATUS: signal 6
 // STDERR
 // Partially overlapping section on target enter data (a[2:4] mapped, then
 // a[0:4] requested): also an illegal extension, reported by enter data.

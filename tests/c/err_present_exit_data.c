@@ -1,3 +1,4 @@
+// STATUS: signal 6
 // STDERR
 // 'present' on target exit data for data that is not mapped.
 #include <omp.h>

@@ -1,3 +1,4 @@
+// STATUS: signal 6
 // STDERR
 // map(present, to: x) on data that is not mapped: the runtime reports the
 // missing mapping and, since offloading is treated as mandatory once a

@@ -1,3 +1,4 @@
+// STATUS: signal 6
 // ENV: OMP_TARGET_OFFLOAD=MANDATORY
 // STDERR
 // Same as err_present_unmapped.c but with OMP_TARGET_OFFLOAD=MANDATORY.

@@ -1,3 +1,4 @@
+// STATUS: signal 6
 // STDERR
 // 'present' motion modifier on target update for data that is not mapped:
 // a different message ("motion modifier") than the map-type case.

@@ -1,3 +1,4 @@
+// STATUS(clang19): signal 6
 // STDERR
 // Requirements registered by one binary must agree (OpenMP 5.2 §8.2: all compilation units
 // with device constructs, or none, specify reverse_offload, unified_address and

@@ -1,3 +1,4 @@
+// STATUS: signal 6
 // ONLY: clang22 (LLVM 19 lacks the routine)
 // STDERR
 // omp_target_is_accessible with a device number that names no device: LLVM 22 ends the program

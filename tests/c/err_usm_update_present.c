@@ -1,3 +1,4 @@
+// STATUS: signal 6
 // GPU-UNCOMPARED: unified shared memory on an H200 without HMM/ATS (PAGEABLE_MEMORY_ACCESS 0): ours refuses at registration, LLVM 19 faults (docs/GPU.md)
 // STDERR
 // `unified_shared_memory` (OpenMP 5.2 §5.9): `target update` with the `present` motion

@@ -1,3 +1,4 @@
+// STATUS: signal 6
 // STDERR
 // target update with the present motion modifier (OpenMP 5.2 §5.9):
 // fine on mapped data (including sections and struct members), a runtime

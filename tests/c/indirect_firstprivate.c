@@ -1,6 +1,8 @@
 // `declare target indirect` (OpenMP 5.1 §2.14.7, 5.2 §7.8.2): a host function pointer
 // passed to a target region, explicitly or implicitly firstprivate, calls the device version
-// of its function, and compares equal to that function's name inside the region.
+// of its function. Whether it compares equal to the function's name inside the region is not
+// specified: clang 19 translates the pointer when it is passed (equal), clang 22 only when it
+// is called (not equal); the comparison is printed for the runtimes to agree on, not checked.
 #include <stdio.h>
 
 #pragma omp begin declare target indirect
@@ -25,7 +27,7 @@ int main(void) {
       same = (f == add1) + 2 * (f == twice) + 4 * (f == square);
     }
     printf("op %d: f(7)=%d identity=%d\n", i, r, same);
-    if (r != ops[i](7) || same != (1 << i))
+    if (r != ops[i](7))
       errors++;
   }
 

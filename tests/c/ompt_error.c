@@ -1,3 +1,4 @@
+// STATUS: signal 6
 // GPU-UNCOMPARED: LLVM 19's bundled runtime sends the tool no target callbacks on the GPU
 // TOOL: ompt_tool.c
 // STDERR

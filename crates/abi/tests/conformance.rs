@@ -36,8 +36,11 @@
 //!   names (`build/llvm22/both`), whatever the compiler: for a program and a library built by
 //!   different compilers, which need both names in one process. LLVM 22's runtime reads clang
 //!   19's images too; LLVM 19's cannot read clang 22's.
-//! - `// STATUS: signal 6`    with DIVERGENCE: the exit status ours must have (default `exit 0`;
-//!   an abort is `signal 6`), for bad input that LLVM crashes on and we refuse with a fatal error
+//! - `// STATUS: exit 1`      the exit status the program must end with (default `exit 0`; an
+//!   abort is `signal 6`): under both runtimes, or with DIVERGENCE under ours, for bad input
+//!   that LLVM crashes on and we refuse with a fatal error. Two runs that agree on a status
+//!   the program does not declare fail: a program failing under both checks nothing.
+//!   `// STATUS(clang19): signal 6` for one compiler's builds
 //! - `// OURS-STDERR: text`   our stderr (addresses normalised) must contain this line: the
 //!   message that says why, where LLVM prints nothing useful (repeatable); a text ending in
 //!   `...` asks for a line that starts with what comes before (the rest names the device);
@@ -127,11 +130,23 @@ struct Directives {
     llvm22_for_both: bool,
     tool: Option<String>,
     status: Option<String>,
+    /// `// STATUS(clang19): ...`: one compiler's status, before `status`.
+    status_for: Vec<(String, String)>,
     /// (compiler it is limited to, line)
     ours_stderr: Vec<(Option<String>, String)>,
 }
 
 impl Directives {
+    /// The exit status the program declares for one compiler's build (default `exit 0`).
+    fn status_for(&self, oracle: &str) -> &str {
+        self.status_for
+            .iter()
+            .find(|(o, _)| o == oracle)
+            .map(|(_, s)| s.as_str())
+            .or(self.status.as_deref())
+            .unwrap_or("exit 0")
+    }
+
     fn divergence_for(&self, oracle: &str) -> Option<&str> {
         match &self.divergence {
             Some((None, why)) => Some(why),
@@ -179,6 +194,11 @@ fn directives(src: &str) -> Directives {
                 .collect();
         } else if let Some(rest) = line.strip_prefix("STATUS:") {
             d.status = Some(rest.trim().into());
+        } else if let Some(rest) = line.strip_prefix("STATUS(")
+            && let Some((oracle, status)) = rest.split_once("):")
+        {
+            d.status_for
+                .push((oracle.trim().into(), status.trim().into()));
         } else if let Some(rest) = line.strip_prefix("OURS-STDERR:") {
             d.ours_stderr.push((None, rest.trim().into()));
         } else if let Some(rest) = line.strip_prefix("OURS-STDERR(")
@@ -462,7 +482,7 @@ fn check_program(oracle: &Oracle, src: &Path, build: &Path, ours: &Path) -> Resu
     if let Some(why) = d.divergence_for(oracle.name) {
         // The specification's result is recorded; ours must produce it and LLVM must not.
         let expected = expected()?;
-        let status = d.status.as_deref().unwrap_or("exit 0");
+        let status = d.status_for(oracle.name);
         if ours_out.stdout != expected || ours_out.status != status {
             return Err(format!(
                 "{stem}: expected the specified result ({why}):\n{expected}\nours:\n{}",
@@ -486,6 +506,17 @@ fn check_program(oracle: &Oracle, src: &Path, build: &Path, ours: &Path) -> Resu
             describe(&ours_out),
             oracle.name,
             describe(&llvm_out)
+        ));
+    }
+    // Agreement on a failure is not a pass: a program that fails under both runtimes checks
+    // nothing unless its status is the one it declares (a fatal error on bad input).
+    let status = d.status_for(oracle.name);
+    if ours_out.status != status {
+        return Err(format!(
+            "{stem}: both runtimes end with `{}`, the program declares `{status}` \
+             (`// STATUS:`)\n{}",
+            ours_out.status,
+            describe(&ours_out)
         ));
     }
     Ok(())

@@ -56,7 +56,7 @@ impl Fixture {
             "# name\tenv\targs\tflags\tshared_lib\n\
              same\t-\t-\t-\t-\n\
              differs\t-\t-\t-\t-\n\
-             errmsg\t-\t-\tSTDERR\t-\n\
+             errmsg\t-\t-\tSTDERR\t-\texit 1\n\
              div\t-\t-\tSTDERR,DIVERGENCE\t-\n\
              wrongload\tWRONG_LIB=1\t-\t-\t-\n\
              slow\t-\tfast\t-\t-\n\

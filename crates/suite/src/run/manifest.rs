@@ -26,8 +26,8 @@ pub struct Program {
     /// `// GPU-TIMEOUT-S: N`: this program's time limit on the GPU, in seconds, instead of the
     /// suite's (`TIMEOUT=N` among the flags).
     pub timeout_s: Option<u64>,
-    /// `// STATUS:` (with DIVERGENCE): the exit status ours must have, as `exit N` or
-    /// `signal N` (default `exit 0`).
+    /// `// STATUS:`: the exit status the program must end with, as `exit N` or `signal N`
+    /// (default `exit 0`): under both runtimes, or under ours for a DIVERGENCE.
     pub status: Option<String>,
     /// The fields as written, for the logs.
     pub raw_env: String,

@@ -149,6 +149,10 @@ pub fn primary_verdict(
     if p.stderr && normalise_stderr(oracle.stderr) != normalise_stderr(ours.stderr) {
         why.push("stderr".into());
     }
+    // Agreeing on a failure is not a pass: the program must end as it declares.
+    if why.is_empty() && ours.status.to_string() != p.status.as_deref().unwrap_or("exit 0") {
+        why.push("status-undeclared".into());
+    }
     if why.is_empty() {
         Verdict::Ok
     } else {
@@ -224,10 +228,23 @@ mod tests {
             v(&seen(&OK, "1\n", ""), &seen(&Status::Exit(1), "2\n", "")),
             Verdict::Fail("status,stdout".into())
         );
+        // Both abort, and the program does not declare it: the agreement checks nothing.
         assert_eq!(
             v(
                 &seen(&Status::Signal(6), "", ""),
                 &seen(&Status::Signal(6), "", "")
+            ),
+            Verdict::Fail("status-undeclared".into())
+        );
+        let declared = crate::run::manifest::parse("p\t-\t-\t-\t-\tsignal 6\n").unwrap()[0].clone();
+        assert_eq!(
+            primary_verdict(
+                &declared,
+                &seen(&Status::Signal(6), "", ""),
+                &seen(&Status::Signal(6), "", ""),
+                None,
+                &[],
+                false
             ),
             Verdict::Ok
         );

@@ -309,7 +309,7 @@ done
 
 # The exit and deep-copy stress programs (gpu/exit-checks.sh runs them).
 mkdir -p "$out/stress"
-for p in exit_with_nowait deep_copy; do  # exit_from_region exits inside host-device regions: host only
+for p in exit_with_nowait deep_copy fork_during_region; do  # exit_from_region exits inside host-device regions: host only
   compile v7 "stress/$p" -O1 -g0 "tests/stress/$p.c" -o "$out/stress/$p" || nfail=$((nfail + 1))
 done
 # The soak and load program (tests/soak/run.sh with SOAK_BIN=gpu/out/soak/soak).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Process exit and deep copies on the GPU, under LLVM 19's runtime, ours, and optionally
+# Process exit, fork and deep copies on the GPU, under LLVM 19's runtime, ours, and optionally
 # another build of ours (OLD_DIR, e.g. one from before a change): `target nowait` regions in
 # flight at exit (`return`, `exit()`, `exit()` from another thread; each must end at once with
 # nothing on stderr), and the deep copy of N structs in one array, by hand and through a
@@ -22,14 +22,21 @@ for rt in $runtimes; do
     s=$(date +%s%N)
     LD_LIBRARY_PATH=$LP:$EXTRA timeout 60 "$S/exit_with_nowait" "$m" > /tmp/ec.out 2> /tmp/ec.err
     rc=$?; e=$(date +%s%N)
-    echo "exit_with_nowait $m: rc=$rc $(( (e - s) / 1000000 )) ms stdout=$(tr '\n' ' ' < /tmp/ec.out) stderr=$(head -c 200 /tmp/ec.err | tr '\n' ' ')"
+    echo "exit_with_nowait $m: rc=$rc $(( (e - s) / 1000000 )) ms stdout=$(tr '\n' ' ' < /tmp/ec.out) stderr=$(head -c 1500 /tmp/ec.err | tr '\n' ' ')"
     [[ $rt == ours && ( $rc != 0 || -s /tmp/ec.err ) ]] && status=1
   done
+  s=$(date +%s%N)
+  LD_LIBRARY_PATH=$LP:$EXTRA timeout 60 "$S/fork_during_region" > /tmp/ec.out 2> /tmp/ec.err
+  rc=$?; e=$(date +%s%N)
+  echo "fork_during_region: rc=$rc $(( (e - s) / 1000000 )) ms stdout=$(tr '\n' ' ' < /tmp/ec.out) stderr=$(head -c 600 /tmp/ec.err | tr '\n' ' ')"
+  [[ $rt == ours && ( $rc != 0 || -s /tmp/ec.err ) ]] && status=1
   for m in manual mapper; do
     for n in 20000 100000; do
       [[ $rt != ours && $n == 100000 ]] && continue
       echo "deep_copy $m $n: $(LD_LIBRARY_PATH=$LP:$EXTRA timeout 120 "$S/deep_copy" "$m" "$n" 2>&1 | tr '\n' ' ')"
     done
   done
+  # Without pinned staging buffers: what of the resident memory is theirs.
+  [[ $rt == ours ]] && echo "deep_copy mapper 20000, OMPTARGET_RS_CUDA_STAGING_LIMIT=0: $(OMPTARGET_RS_CUDA_STAGING_LIMIT=0 LD_LIBRARY_PATH=$LP:$EXTRA timeout 120 "$S/deep_copy" mapper 20000 2>&1 | tr '\n' ' ')"
 done
 exit $status

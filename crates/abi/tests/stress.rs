@@ -168,6 +168,32 @@ fn exit_never_waits_for_its_own_or_absent_threads() {
     }
 }
 
+/// A child forked while another thread is inside a region (a kernel on a GPU, where the child
+/// inherits the parent's driver state) exits at once with status 0, and the parent's region
+/// completes correctly (`tests/stress/fork_during_region.c`; gpu/exit-checks.sh runs it on a
+/// GPU).
+#[test]
+fn a_child_forked_during_a_region_exits_at_once() {
+    let build = profile_dir().join("stress-build");
+    std::fs::create_dir_all(&build).unwrap();
+    let exe = build.join("fork_during_region");
+    compile(
+        &repo_root().join("tests/stress/fork_during_region.c"),
+        &exe,
+        &["-lpthread"],
+    );
+    let lib_dir = our_lib_dir("stress-lib");
+    let (code, stdout, stderr) =
+        run_with_deadline(&exe, &[], &[], &lib_dir, Duration::from_secs(30))
+            .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        code == 0
+            && stdout.contains("child exited 0 after under 500 ms; region ok")
+            && stderr.is_empty(),
+        "exit {code}\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+}
+
 /// A deep copy of N structs whose pointer members are attached inside one mapped array
 /// (`tests/stress/deep_copy.c`, by hand and through a `declare mapper`): 4x the structs take
 /// well under 16x the time (linear: about 4x; the linear searches of attached pointers made

@@ -82,6 +82,9 @@ pub struct Config {
     /// `OMPTARGET_RS_CUDA_BLOCKING_SYNC` (default false; LLVM's behaviour when true): an
     /// inactive primary context gets `CU_CTX_SCHED_BLOCKING_SYNC`.
     pub cuda_blocking_sync: bool,
+    /// `OMPTARGET_RS_CUDA_SPIN_US` (default 100; 0: sleep at once): the longest a wait for a
+    /// GPU polls before it sleeps.
+    pub cuda_spin_us: u64,
     /// `OMPTARGET_RS_CUDA_POOL_PREALLOCATE` (bytes, default 256 MiB; 0 disables): the CUDA
     /// memory pool is grown by this much when the device initialises.
     pub cuda_pool_preallocate: usize,
@@ -146,6 +149,7 @@ impl Default for Config {
             cuda_memory_pool: true,
             disable_cuda_plugin: false,
             cuda_blocking_sync: false,
+            cuda_spin_us: 100,
             cuda_pool_preallocate: 256 << 20,
             cuda_record_va: 0x6000_0000_0000,
             cuda_staging_limit: 512 << 20,
@@ -349,6 +353,9 @@ impl Config {
             disable_cuda_plugin: r
                 .flag("OMPTARGET_RS_DISABLE_CUDA_PLUGIN", d.disable_cuda_plugin),
             cuda_blocking_sync: r.flag("OMPTARGET_RS_CUDA_BLOCKING_SYNC", d.cuda_blocking_sync),
+            cuda_spin_us: r
+                .int("OMPTARGET_RS_CUDA_SPIN_US", 0, 1_000_000)
+                .map_or(d.cuda_spin_us, |v| v as u64),
             cuda_pool_preallocate: bytes(
                 "OMPTARGET_RS_CUDA_POOL_PREALLOCATE",
                 d.cuda_pool_preallocate,

@@ -60,6 +60,9 @@ pub struct CudaConfig {
     /// wakes ~16 µs later than a spinning one after each synchronisation (measured on an H200,
     /// docs/PERFORMANCE.md), which is most of an empty region's cost.
     pub blocking_sync: bool,
+    /// `OMPTARGET_RS_CUDA_SPIN_US`: the longest a wait for the device polls before it sleeps,
+    /// in µs (0: it sleeps at once; wait.rs says how the poll is chosen per wait).
+    pub spin_us: u64,
     /// `LIBOMPTARGET_INFO` at start-up, for the lines the plugin prints while initialising.
     pub info: u32,
 }
@@ -79,6 +82,7 @@ impl Default for CudaConfig {
             oom_wait_ms: 3000,
             use_memory_pool: true,
             blocking_sync: false,
+            spin_us: crate::wait::DEFAULT_SPIN_US,
             info: 0,
             pool_preallocate: 256 << 20,
             record_va: 0x6000_0000_0000,

@@ -16,7 +16,7 @@ use crate::driver::{
     self, CUcontext, CUdevice, CUdeviceptr, CUstream, attribute, call, make_current,
 };
 use crate::kernel::{self, KernelInfo};
-use crate::{blocks, pool, staging, timing};
+use crate::{blocks, pool, staging, timing, wait};
 use cudarc::driver::sys;
 use module::Module;
 use omptarget_plugin::contention::{Lock, Padded, Site};
@@ -46,6 +46,8 @@ pub(crate) struct CudaDevice {
     /// away from the fields launches only read.
     kernels: Padded<RwLock<Vec<KernelInfo>>>,
     staging: staging::Staging,
+    /// How the host waits for the device: poll, then sleep (wait.rs).
+    waiter: Arc<wait::Waiter>,
     blocks: Arc<blocks::BlockCache>,
     limits: kernel::LimitsWithEnv,
     /// `LIBOMPTARGET_SHARED_MEMORY_SIZE`: dynamic shared memory every OpenMP kernel gets at
@@ -240,6 +242,12 @@ impl CudaDevice {
                     / 32),
         }
         .with_environment(config);
+        // LLVM's blocking synchronisation (OMPTARGET_RS_CUDA_BLOCKING_SYNC): every wait sleeps.
+        let waiter = Arc::new(wait::Waiter::new(if config.blocking_sync {
+            0
+        } else {
+            config.spin_us
+        }));
         // compute-sanitizer does not see batched copies: plain ones while it watches.
         let batch_copies = config.batch_copies && !driver::compute_sanitizer_attached();
         if config.batch_copies && !batch_copies {
@@ -270,7 +278,9 @@ impl CudaDevice {
                 },
                 batch_copies,
                 config.copy_kernel,
+                waiter.clone(),
             ),
+            waiter,
             limits,
             shared_memory_size: config.shared_memory_size,
             device_rtl_debug: config.device_rtl_debug,

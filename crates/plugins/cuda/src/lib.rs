@@ -24,6 +24,7 @@ mod plugin;
 mod pool;
 mod staging;
 mod timing;
+mod wait;
 
 pub use config::CudaConfig;
 pub use device::launch::{launch_param_buffer, param_bytes};

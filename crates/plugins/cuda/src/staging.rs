@@ -115,6 +115,22 @@ fn chunk_to_device(size: usize, i: usize) -> (usize, usize) {
     (off, len.min(size - off))
 }
 
+/// Copies up to this size are packed into their stream's arena ([`Staging::packed`]) instead of
+/// taking a buffer each: a deep copy of 20,000 structs made 40,000 copies of 8 to 32 bytes in
+/// one construct, and a 4 KiB buffer each held 160 MiB of pinned memory (kept for the
+/// process's life; 470 MB of resident memory at 20,000 structs against LLVM 19's 222 MB).
+const PACKED: usize = 2048;
+/// The size of an arena buffer, and the alignment of each copy in it (the copy kernel moves
+/// 8-byte words where both ends allow).
+const ARENA: usize = 64 << 10;
+const PACK_ALIGN: usize = 64;
+
+/// The buffer a stream's small copies are packed into, and how much of it they use.
+struct Arena {
+    slot: Slot,
+    used: usize,
+}
+
 /// A stream's staged work until it completes. The entry stays in the map once made (streams
 /// are pooled), so its vectors keep their capacity: queueing allocates nothing.
 #[derive(Default)]
@@ -122,6 +138,8 @@ struct PerStream {
     landings: Landings,
     /// Buffers of small host → device copies, free once the stream completes.
     release: Vec<Slot>,
+    /// The buffer small copies are packed into now (free, with `release`, at completion).
+    arena: Option<Arena>,
     /// Small copies not queued yet, all in one direction: they go to the driver in one call
     /// before anything else is queued on the stream ([`Staging::flush`]).
     batch: Batch,
@@ -131,6 +149,8 @@ struct PerStream {
 }
 
 pub struct Staging {
+    /// How waits for chunk events poll, then sleep (the device's, wait.rs).
+    waiter: std::sync::Arc<crate::wait::Waiter>,
     /// The device's context (the copy kernel is loaded into it), as an address: a handle the
     /// driver accepts from any thread.
     ctx: usize,
@@ -204,8 +224,10 @@ impl Staging {
         helpers: usize,
         batching: bool,
         copy_kernel: bool,
+        waiter: std::sync::Arc<crate::wait::Waiter>,
     ) -> Self {
         Self {
+            waiter,
             ctx: ctx as usize,
             device,
             limit,
@@ -313,6 +335,32 @@ impl Staging {
         }
     }
 
+    /// Room for a copy of `size` bytes (at most [`PACKED`]) in `stream`'s arena, until the
+    /// stream completes, or `None` when no pinned memory can be had.
+    fn packed(&self, stream: usize, size: usize) -> Result<Option<usize>> {
+        let need = size.next_multiple_of(PACK_ALIGN);
+        {
+            let mut pending = self.shard(stream).streams.lock();
+            if let Some(a) = pending.get_mut(&stream).and_then(|ps| ps.arena.as_mut())
+                && a.used + need <= ARENA
+            {
+                a.used += need;
+                return Ok(Some(a.slot.buf + a.used - need));
+            }
+        }
+        // A new arena, taken without the shard's lock (the pool has its own).
+        let Some(slot) = self.take(ARENA, size, false)? else {
+            return Ok(None);
+        };
+        let at = slot.buf;
+        let mut pending = self.shard(stream).streams.lock();
+        let ps = pending.entry(stream).or_default();
+        if let Some(full) = ps.arena.replace(Arena { slot, used: need }) {
+            ps.release.push(full.slot);
+        }
+        Ok(Some(at))
+    }
+
     /// Queues a copy of `size` bytes from pageable `src` to `dst` on the device.
     pub fn to_device(&self, dst: usize, src: usize, size: usize, s: CUstream) -> Result<()> {
         // The handle as an address, so the helpers' closure may be shared between threads.
@@ -325,6 +373,12 @@ impl Staging {
                 sys::cuMemcpyHtoDAsync_v2(d as CUdeviceptr, from as *const _, len, s())
             })
         };
+        if size <= PACKED
+            && let Some(buf) = self.packed(stream, size)?
+        {
+            copy_bytes(buf, src, size);
+            return self.queue_small(stream, true, dst, buf, size, |_| {});
+        }
         if size <= SMALL
             && let Some(slot) = self.take(size, size, false)?
         {
@@ -408,6 +462,13 @@ impl Staging {
                 sys::cuMemcpyDtoHAsync_v2(to as *mut _, from as CUdeviceptr, len, s)
             })
         };
+        if size <= PACKED
+            && let Some(buf) = self.packed(s as usize, size)?
+        {
+            return self.queue_small(s as usize, false, buf, src, size, |ps| {
+                ps.landings.push([(dst, size, Slot::packed(buf))], false)
+            });
+        }
         if size <= SMALL
             && let Some(slot) = self.take(size, size, false)?
         {
@@ -510,7 +571,15 @@ mod tests {
 
     #[test]
     fn parallel_runs_every_index_once_and_reports_an_error() {
-        let s = Staging::new(std::ptr::null_mut(), 0, 0, 4, true, true);
+        let s = Staging::new(
+            std::ptr::null_mut(),
+            0,
+            0,
+            4,
+            true,
+            true,
+            std::sync::Arc::new(crate::wait::Waiter::new(0)),
+        );
         let seen: Vec<AtomicUsize> = (0..37).map(|_| AtomicUsize::new(0)).collect();
         // Below PARALLEL_MIN: on the caller's thread only.
         s.parallel(37, 1, |i| {

@@ -26,11 +26,7 @@ impl CudaDevice {
             Some(s) => s,
             None => self.stream_create().map(stream)?,
         };
-        let r = f(s).and_then(|_| {
-            call("cuStreamSynchronize", || unsafe {
-                sys::cuStreamSynchronize(s)
-            })
-        });
+        let r = f(s).and_then(|_| self.waiter.stream(s));
         self.internal.lock().push(s);
         r
     }
@@ -50,12 +46,7 @@ impl CudaDevice {
     pub(super) fn stream_synchronize(&self, queue: QueueId) -> Result<()> {
         self.current()?;
         let s = stream(queue);
-        // SAFETY: waits for a live stream.
-        let mut wait = || {
-            call("cuStreamSynchronize", || unsafe {
-                sys::cuStreamSynchronize(s)
-            })
-        };
+        let mut wait = || self.waiter.stream(s);
         // Staged copies land as their chunks complete, then the stream is waited for.
         self.staging.finish(queue.0, Some(&mut wait))?;
         self.blocks.completed(queue.0);

@@ -72,6 +72,21 @@ pub(super) struct Slot {
     pub(super) event: usize,
 }
 
+impl Slot {
+    /// A place in a stream's arena (staging.rs, `Staging::packed`): not a buffer of its own,
+    /// so never given back (its arena is, when the stream completes).
+    pub(super) fn packed(buf: usize) -> Self {
+        Slot {
+            buf,
+            class: PACKED,
+            event: 0,
+        }
+    }
+}
+
+/// The class of a [`Slot::packed`].
+const PACKED: usize = usize::MAX;
+
 #[derive(Default)]
 pub(super) struct Pool {
     /// Free buffers of each class.
@@ -115,10 +130,7 @@ impl Staging {
                 // At the limit: wait for the oldest buffer of this size in flight.
                 let s = pool.in_flight.remove(i);
                 drop(pool);
-                // SAFETY: waits for a live event.
-                call("cuEventSynchronize", || unsafe {
-                    sys::cuEventSynchronize(s.event as sys::CUevent)
-                })?;
+                self.waiter.event(s.event)?;
                 Some(s)
             } else {
                 return Ok(None);
@@ -149,7 +161,7 @@ impl Staging {
 
     pub(super) fn give_back(&self, slots: impl IntoIterator<Item = Slot>) {
         let mut pool = self.pool.lock();
-        for s in slots {
+        for s in slots.into_iter().filter(|s| s.class != PACKED) {
             let class = s.class;
             pool.free[class].push(s);
         }

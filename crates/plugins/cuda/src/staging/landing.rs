@@ -3,8 +3,6 @@
 //! in issue order and the buffers go back to the pool.
 
 use super::{PARALLEL_MIN, Staging, buffers::Slot, copy_bytes};
-use crate::driver::call;
-use cudarc::driver::sys;
 use omptarget_plugin::Result;
 
 /// Landed chunks of a large copy go home in pieces of this size, several threads per chunk:
@@ -57,6 +55,9 @@ impl Staging {
                     // The stream's owner completes it now: its direct copies are over once
                     // this returns (nobody else asks about this stream meanwhile).
                     ps.direct = false;
+                    if let Some(a) = ps.arena.take() {
+                        ps.release.push(a.slot);
+                    }
                     if ps.landings.copies.is_empty() && ps.release.is_empty() {
                         drop(pending);
                         return wait_once(&mut wait);
@@ -141,10 +142,7 @@ impl Staging {
                     return Ok(());
                 }
                 if !known_done {
-                    // SAFETY: waits for a live event.
-                    call("cuEventSynchronize", || unsafe {
-                        sys::cuEventSynchronize(slot.event as sys::CUevent)
-                    })?;
+                    self.waiter.event(slot.event)?;
                 }
                 copy_bytes(dst + off, slot.buf + off, piece);
                 Ok(())
@@ -172,7 +170,15 @@ mod tests {
     /// their capacity for the next construct. (No CUDA call: non-evented copies only.)
     #[test]
     fn landings_arrive_in_order_after_one_wait_and_keep_their_capacity() {
-        let st = Staging::new(std::ptr::null_mut(), 0, 0, 1, true, true);
+        let st = Staging::new(
+            std::ptr::null_mut(),
+            0,
+            0,
+            1,
+            true,
+            true,
+            std::sync::Arc::new(crate::wait::Waiter::new(0)),
+        );
         let mut bufs = [[1u8; 4], [2u8; 4], [3u8; 4]];
         let mut home = [0u8; 6];
         let stream = 7;
@@ -223,7 +229,15 @@ mod tests {
     /// its place, the last chunk shorter than the others.
     #[test]
     fn large_landings_go_home_in_pieces() {
-        let st = Staging::new(std::ptr::null_mut(), 0, 0, 4, true, true);
+        let st = Staging::new(
+            std::ptr::null_mut(),
+            0,
+            0,
+            4,
+            true,
+            true,
+            std::sync::Arc::new(crate::wait::Waiter::new(0)),
+        );
         let size = PARALLEL_MIN + CHUNK / 2 + 3;
         let src: Vec<u8> = (0..size).map(|i| (i * 7 % 251) as u8).collect();
         let mut bufs: Vec<Vec<u8>> = src.chunks(CHUNK).map(|c| c.to_vec()).collect();

@@ -2,7 +2,7 @@
 
 mod constructs;
 mod exit;
-pub use exit::current_construct;
+pub use exit::{ConstructScope, current_construct, push_tripcount};
 mod hooks;
 mod interop;
 mod parked;

@@ -39,7 +39,7 @@ fn data_op(
     names: *mut *mut c_void,
     mappers: *mut *mut c_void,
 ) {
-    construct_guard(op.entry_point(nowait), loc, |rt| {
+    construct_guard(op.entry_point(nowait), loc, |rt, _| {
         let Some(dev) = construct_device(rt, device_id, loc) else {
             return;
         };
@@ -178,7 +178,7 @@ fn target_kernel(
     } else {
         "__tgt_target_kernel"
     };
-    construct_guard(name, loc, |rt| {
+    construct_guard(name, loc, |rt, running| {
         let Some(dev) = construct_device(rt, device_id, loc) else {
             return OFFLOAD_FAIL;
         };
@@ -226,7 +226,7 @@ fn target_kernel(
             outcome(rt, false, loc);
             return OFFLOAD_FAIL;
         }
-        let pushed = TRIPCOUNT.with(|t| t.replace(0));
+        let pushed = running.take_tripcount();
         let config = LaunchConfig {
             version,
             num_teams: teams,
@@ -466,11 +466,11 @@ export_ra! {
 
 export! {
     fn __kmpc_push_target_tripcount(_device_id: i64, tripcount: u64) {
-        TRIPCOUNT.with(|t| t.set(tripcount));
+        omptarget_core::runtime::push_tripcount(tripcount);
     }
 }
 export! {
     fn __kmpc_push_target_tripcount_mapper(_loc: *const Ident, _device_id: i64, tripcount: u64) {
-        TRIPCOUNT.with(|t| t.set(tripcount));
+        omptarget_core::runtime::push_tripcount(tripcount);
     }
 }

@@ -87,11 +87,6 @@ fn register_fork_handler() {
     }
 }
 
-thread_local! {
-    /// `__kmpc_push_target_tripcount`: the trip count for this thread's next kernel.
-    static TRIPCOUNT: Cell<u64> = const { Cell::new(0) };
-}
-
 /// `file:line:col` of an `ident_t` (`psource` = `;file;function;line;col;;`).
 fn source_of(loc: *const Ident) -> SourceLoc {
     if loc.is_null() {
@@ -119,13 +114,13 @@ fn source_of(loc: *const Ident) -> SourceLoc {
 fn construct_guard<R>(
     name: &'static str,
     loc: *const Ident,
-    f: impl FnOnce(&'static Runtime) -> R,
+    f: impl FnOnce(&'static Runtime, &omptarget_core::runtime::ConstructScope<'static>) -> R,
 ) -> R {
     let rt = runtime();
-    let _running = rt.construct_scope(Some((name, loc as usize)));
+    let running = rt.construct_scope(Some((name, loc as usize)));
     #[cfg(debug_assertions)]
     debug_panic_in(name);
-    f(rt)
+    f(rt, &running)
 }
 
 /// Installs [`on_panic`] ahead of the hook in place (this library's own copy of the Rust

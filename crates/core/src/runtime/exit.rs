@@ -60,6 +60,10 @@ struct ThreadState {
     /// The innermost construct this thread runs: its entry point's name and a word of the
     /// caller's (the ABI layer's source location), for the panic hook.
     current: Cell<Option<(&'static str, usize)>>,
+    /// `__kmpc_push_target_tripcount`: the trip count for this thread's next kernel (0: none),
+    /// here so that the kernel's construct reads it through its scope's pointer instead of a
+    /// thread-local access of its own.
+    tripcount: Cell<u64>,
 }
 
 thread_local! {
@@ -68,8 +72,14 @@ thread_local! {
             mine: Cell::new(0),
             exiting_here: Cell::new(false),
             current: Cell::new(None),
+            tripcount: Cell::new(0),
         }
     };
+}
+
+/// Records the trip count of the calling thread's next kernel (`__kmpc_push_target_tripcount`).
+pub fn push_tripcount(tripcount: u64) {
+    THREAD.with(|t| t.tripcount.set(tripcount));
 }
 
 /// The construct the calling thread is running (the innermost), as given to
@@ -97,6 +107,15 @@ pub struct ConstructScope<'a> {
     thread: *const ThreadState,
     /// The construct that was current before this one.
     outer: Option<(&'static str, usize)>,
+}
+
+impl ConstructScope<'_> {
+    /// Takes the trip count pushed for this thread's next kernel ([`push_tripcount`]; 0: none).
+    #[inline]
+    pub fn take_tripcount(&self) -> u64 {
+        // SAFETY: the thread-local of this thread, which is alive while its scope is.
+        unsafe { &*self.thread }.tripcount.replace(0)
+    }
 }
 
 impl Drop for ConstructScope<'_> {

@@ -36,7 +36,12 @@ for rt in $runtimes; do
       echo "deep_copy $m $n: $(LD_LIBRARY_PATH=$LP:$EXTRA timeout 120 "$S/deep_copy" "$m" "$n" 2>&1 | tr '\n' ' ')"
     done
   done
-  # Without pinned staging buffers: what of the resident memory is theirs.
-  [[ $rt == ours ]] && echo "deep_copy mapper 20000, OMPTARGET_RS_CUDA_STAGING_LIMIT=0: $(OMPTARGET_RS_CUDA_STAGING_LIMIT=0 LD_LIBRARY_PATH=$LP:$EXTRA timeout 120 "$S/deep_copy" mapper 20000 2>&1 | tr '\n' ' ')"
+  # What of the resident memory the pinned staging buffers hold: without them, and with small
+  # copies packed into one arena per stream.
+  if [[ $rt == ours ]]; then
+    for v in OMPTARGET_RS_CUDA_STAGING_LIMIT=0 OMPTARGET_RS_CUDA_PACK_COPIES=1; do
+      echo "deep_copy mapper 20000, $v: $(env "$v" LD_LIBRARY_PATH=$LP:$EXTRA timeout 120 "$S/deep_copy" mapper 20000 2>&1 | tr '\n' ' ')"
+    done
+  fi
 done
 exit $status

@@ -82,9 +82,12 @@ pub struct Config {
     /// `OMPTARGET_RS_CUDA_BLOCKING_SYNC` (default false; LLVM's behaviour when true): an
     /// inactive primary context gets `CU_CTX_SCHED_BLOCKING_SYNC`.
     pub cuda_blocking_sync: bool,
-    /// `OMPTARGET_RS_CUDA_SPIN_US` (default 100; 0: sleep at once): the longest a wait for a
-    /// GPU polls before it sleeps.
-    pub cuda_spin_us: u64,
+    /// `OMPTARGET_RS_CUDA_SPIN_US` (default unset: the driver's synchronisation; 0: sleep at
+    /// once): the longest a wait for a GPU polls before it sleeps.
+    pub cuda_spin_us: Option<u64>,
+    /// `OMPTARGET_RS_CUDA_PACK_COPIES` (default false): small staged copies share a pinned
+    /// arena per stream.
+    pub cuda_pack_copies: bool,
     /// `OMPTARGET_RS_CUDA_POOL_PREALLOCATE` (bytes, default 256 MiB; 0 disables): the CUDA
     /// memory pool is grown by this much when the device initialises.
     pub cuda_pool_preallocate: usize,
@@ -149,7 +152,8 @@ impl Default for Config {
             cuda_memory_pool: true,
             disable_cuda_plugin: false,
             cuda_blocking_sync: false,
-            cuda_spin_us: 100,
+            cuda_spin_us: None,
+            cuda_pack_copies: false,
             cuda_pool_preallocate: 256 << 20,
             cuda_record_va: 0x6000_0000_0000,
             cuda_staging_limit: 512 << 20,
@@ -355,7 +359,9 @@ impl Config {
             cuda_blocking_sync: r.flag("OMPTARGET_RS_CUDA_BLOCKING_SYNC", d.cuda_blocking_sync),
             cuda_spin_us: r
                 .int("OMPTARGET_RS_CUDA_SPIN_US", 0, 1_000_000)
-                .map_or(d.cuda_spin_us, |v| v as u64),
+                .map(|v| v as u64)
+                .or(d.cuda_spin_us),
+            cuda_pack_copies: r.flag("OMPTARGET_RS_CUDA_PACK_COPIES", d.cuda_pack_copies),
             cuda_pool_preallocate: bytes(
                 "OMPTARGET_RS_CUDA_POOL_PREALLOCATE",
                 d.cuda_pool_preallocate,

@@ -243,11 +243,7 @@ impl CudaDevice {
         }
         .with_environment(config);
         // LLVM's blocking synchronisation (OMPTARGET_RS_CUDA_BLOCKING_SYNC): every wait sleeps.
-        let waiter = Arc::new(wait::Waiter::new(if config.blocking_sync {
-            0
-        } else {
-            config.spin_us
-        }));
+        let waiter = Arc::new(wait::Waiter::new(config.spin_us));
         // compute-sanitizer does not see batched copies: plain ones while it watches.
         let batch_copies = config.batch_copies && !driver::compute_sanitizer_attached();
         if config.batch_copies && !batch_copies {
@@ -271,13 +267,16 @@ impl CudaDevice {
             staging: staging::Staging::new(
                 ctx,
                 index as i32,
-                config.staging_limit,
-                match config.staging_threads {
-                    0 => std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
-                    n => n,
+                staging::Options {
+                    limit: config.staging_limit,
+                    helpers: match config.staging_threads {
+                        0 => std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
+                        n => n,
+                    },
+                    batching: batch_copies,
+                    copy_kernel: config.copy_kernel,
+                    pack: config.pack_copies,
                 },
-                batch_copies,
-                config.copy_kernel,
                 waiter.clone(),
             ),
             waiter,

@@ -185,12 +185,15 @@ pub fn create_stream() -> Result<CUstream> {
     Ok(s)
 }
 
-/// An event of the current context without timing (for ordering and waits), on which
-/// `cuEventSynchronize` sleeps instead of spinning (wait.rs polls before it sleeps).
-pub fn create_event() -> Result<sys::CUevent> {
+/// An event of the current context without timing (for ordering and waits); with `sleeping`,
+/// `cuEventSynchronize` on it sleeps instead of following the context's scheduling (wait.rs
+/// polls before it sleeps).
+pub fn create_event(sleeping: bool) -> Result<sys::CUevent> {
     let mut e: sys::CUevent = std::ptr::null_mut();
-    let flags = sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32
-        | sys::CUevent_flags::CU_EVENT_BLOCKING_SYNC as u32;
+    let mut flags = sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32;
+    if sleeping {
+        flags |= sys::CUevent_flags::CU_EVENT_BLOCKING_SYNC as u32;
+    }
     // SAFETY: creates an event without timing, written to a local.
     call("cuEventCreate", || unsafe {
         sys::cuEventCreate(&mut e, flags)

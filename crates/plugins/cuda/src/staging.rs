@@ -149,8 +149,11 @@ struct PerStream {
 }
 
 pub struct Staging {
-    /// How waits for chunk events poll, then sleep (the device's, wait.rs).
+    /// How waits for chunk events are made (the device's, wait.rs).
     waiter: std::sync::Arc<crate::wait::Waiter>,
+    /// Copies up to this size are packed into their stream's arena ([`PACKED`], or 0:
+    /// `OMPTARGET_RS_CUDA_PACK_COPIES` is off).
+    packed_max: usize,
     /// The device's context (the copy kernel is loaded into it), as an address: a handle the
     /// driver accepts from any thread.
     ctx: usize,
@@ -214,20 +217,37 @@ fn copy_bytes(dst: usize, src: usize, size: usize) {
     crate::driver::profile::record("(host copy to/from staging buffers)", started);
 }
 
+/// How a device stages its copies.
+pub struct Options {
+    /// Pinned bytes at most.
+    pub limit: usize,
+    /// Threads (the caller included) for large copies.
+    pub helpers: usize,
+    /// Small copies are batched.
+    pub batching: bool,
+    /// Batches of small copies may go to the copy kernel (with `batching`).
+    pub copy_kernel: bool,
+    /// Small copies are packed into an arena per stream.
+    pub pack: bool,
+}
+
 impl Staging {
-    /// `limit`: pinned bytes at most; `helpers`: threads (the caller included) for large copies;
-    /// `copy_kernel`: batches of small copies may go to the copy kernel (with `batching`).
     pub fn new(
         ctx: CUcontext,
         device: i32,
-        limit: usize,
-        helpers: usize,
-        batching: bool,
-        copy_kernel: bool,
+        o: Options,
         waiter: std::sync::Arc<crate::wait::Waiter>,
     ) -> Self {
+        let Options {
+            limit,
+            helpers,
+            batching,
+            copy_kernel,
+            pack,
+        } = o;
         Self {
             waiter,
+            packed_max: if pack { PACKED } else { 0 },
             ctx: ctx as usize,
             device,
             limit,
@@ -373,7 +393,7 @@ impl Staging {
                 sys::cuMemcpyHtoDAsync_v2(d as CUdeviceptr, from as *const _, len, s())
             })
         };
-        if size <= PACKED
+        if (1..=self.packed_max).contains(&size)
             && let Some(buf) = self.packed(stream, size)?
         {
             copy_bytes(buf, src, size);
@@ -462,7 +482,7 @@ impl Staging {
                 sys::cuMemcpyDtoHAsync_v2(to as *mut _, from as CUdeviceptr, len, s)
             })
         };
-        if size <= PACKED
+        if (1..=self.packed_max).contains(&size)
             && let Some(buf) = self.packed(s as usize, size)?
         {
             return self.queue_small(s as usize, false, buf, src, size, |ps| {
@@ -574,11 +594,14 @@ mod tests {
         let s = Staging::new(
             std::ptr::null_mut(),
             0,
-            0,
-            4,
-            true,
-            true,
-            std::sync::Arc::new(crate::wait::Waiter::new(0)),
+            Options {
+                limit: 0,
+                helpers: 4,
+                batching: true,
+                copy_kernel: true,
+                pack: true,
+            },
+            std::sync::Arc::new(crate::wait::Waiter::new(None)),
         );
         let seen: Vec<AtomicUsize> = (0..37).map(|_| AtomicUsize::new(0)).collect();
         // Below PARALLEL_MIN: on the caller's thread only.

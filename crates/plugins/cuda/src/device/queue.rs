@@ -91,7 +91,7 @@ impl CudaDevice {
 
     pub(super) fn event_create(&self) -> Result<EventId> {
         self.current()?;
-        driver::create_event().map(|e| EventId(e as usize))
+        driver::create_event(false).map(|e| EventId(e as usize))
     }
 
     pub(super) fn event_destroy(&self, event: EventId) -> Result<()> {

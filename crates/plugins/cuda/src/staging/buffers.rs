@@ -57,7 +57,7 @@ pub(super) fn allowance(limit: usize, copy: usize, moved: usize) -> usize {
     allowed.min(limit)
 }
 
-fn class_of(size: usize) -> usize {
+pub(super) fn class_of(size: usize) -> usize {
     (size.max(MIN_CLASS).next_power_of_two() / MIN_CLASS).trailing_zeros() as usize
 }
 
@@ -154,7 +154,7 @@ impl Staging {
         }
         let mut slot = slot.expect("set above");
         if evented && slot.event == 0 {
-            slot.event = create_event()? as usize;
+            slot.event = create_event(self.waiter.polls())? as usize;
         }
         Ok(Some(slot))
     }

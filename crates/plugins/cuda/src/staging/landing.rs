@@ -165,6 +165,82 @@ mod tests {
     use super::super::CHUNK;
     use super::*;
 
+    /// With `pack`, a stream's small copies take consecutive 64-byte-aligned places in one
+    /// arena, a new arena once it is full; a copy home from the arena lands like any other,
+    /// and every arena goes back to the pool when the stream completes (and nothing else: a
+    /// place in an arena is not a buffer). (No CUDA call: the pool holds fake arenas.)
+    #[test]
+    fn small_copies_share_an_arena_until_the_stream_completes() {
+        use crate::staging::{ARENA, PACK_ALIGN};
+        let st = Staging::new(
+            std::ptr::null_mut(),
+            0,
+            crate::staging::Options {
+                limit: 0,
+                helpers: 1,
+                batching: true,
+                copy_kernel: false,
+                pack: true,
+            },
+            std::sync::Arc::new(crate::wait::Waiter::new(None)),
+        );
+        let class = super::super::buffers::class_of(ARENA);
+        let mut mem = vec![0u8; 3 * ARENA];
+        let base = mem.as_mut_ptr() as usize;
+        for k in 0..3 {
+            st.pool.lock().free[class].push(Slot {
+                buf: base + k * ARENA,
+                class,
+                event: 0,
+            });
+        }
+        let stream = 9;
+        let first = st.packed(stream, 32).unwrap().unwrap();
+        assert_eq!((first - base) % ARENA, 0, "an arena's start");
+        assert_eq!(st.packed(stream, 8).unwrap(), Some(first + PACK_ALIGN));
+        let mut last = 0;
+        for _ in 2..ARENA / PACK_ALIGN {
+            last = st.packed(stream, PACK_ALIGN).unwrap().unwrap();
+        }
+        assert_eq!(
+            last,
+            first + ARENA - PACK_ALIGN,
+            "the arena is used to its end"
+        );
+        let next = st.packed(stream, 2048).unwrap().unwrap();
+        assert_eq!((next - base) % ARENA, 0);
+        assert_ne!(next, first, "a second arena");
+        assert_eq!(st.pool.lock().free[class].len(), 1);
+        // A copy home from the second arena.
+        // SAFETY: `next` lies in `mem`, 2048 bytes reserved above.
+        unsafe { std::ptr::write_bytes(next as *mut u8, 5, 4) };
+        let mut home = [0u8; 4];
+        st.shard(stream)
+            .streams
+            .lock()
+            .entry(stream)
+            .or_default()
+            .landings
+            .push([(home.as_mut_ptr() as usize, 4, Slot::packed(next))], false);
+        let mut wait = || Ok(());
+        st.finish(stream, Some(&mut wait)).unwrap();
+        assert_eq!(home, [5; 4]);
+        let pool = st.pool.lock();
+        assert_eq!(
+            pool.free[class].len(),
+            3,
+            "both arenas back, no place given back"
+        );
+        assert!(
+            pool.free
+                .iter()
+                .enumerate()
+                .all(|(c, f)| c == class || f.is_empty())
+        );
+        drop(pool);
+        drop(mem);
+    }
+
     /// Small copies out of the device land in issue order (a later copy to the same bytes
     /// wins), after one wait for the stream; the buffers go back; the stream's vectors keep
     /// their capacity for the next construct. (No CUDA call: non-evented copies only.)
@@ -173,11 +249,14 @@ mod tests {
         let st = Staging::new(
             std::ptr::null_mut(),
             0,
-            0,
-            1,
-            true,
-            true,
-            std::sync::Arc::new(crate::wait::Waiter::new(0)),
+            crate::staging::Options {
+                limit: 0,
+                helpers: 1,
+                batching: true,
+                copy_kernel: true,
+                pack: true,
+            },
+            std::sync::Arc::new(crate::wait::Waiter::new(None)),
         );
         let mut bufs = [[1u8; 4], [2u8; 4], [3u8; 4]];
         let mut home = [0u8; 6];
@@ -232,11 +311,14 @@ mod tests {
         let st = Staging::new(
             std::ptr::null_mut(),
             0,
-            0,
-            4,
-            true,
-            true,
-            std::sync::Arc::new(crate::wait::Waiter::new(0)),
+            crate::staging::Options {
+                limit: 0,
+                helpers: 4,
+                batching: true,
+                copy_kernel: true,
+                pack: true,
+            },
+            std::sync::Arc::new(crate::wait::Waiter::new(None)),
         );
         let size = PARALLEL_MIN + CHUNK / 2 + 3;
         let src: Vec<u8> = (0..size).map(|i| (i * 7 % 251) as u8).collect();

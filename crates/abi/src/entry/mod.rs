@@ -218,7 +218,9 @@ fn construct_device(rt: &Runtime, device_id: i64, loc: *const Ident) -> Option<A
 }
 
 /// The AsyncInfo of a construct: for a `nowait` construct inside a libomp target task, the
-/// one the task already holds (a task may issue several constructs) or a new one.
+/// one the task already holds (a task may issue several constructs) or a new one. Inlined,
+/// so that the new one is built in the caller's frame instead of copied there.
+#[inline(always)]
 fn begin_async(rt: &Runtime, dev: &Arc<Device>, slot: Option<*mut *mut c_void>) -> AsyncInfo {
     if let Some(slot) = slot {
         // SAFETY: libomp's slot holds null or an AsyncInfo we boxed in `end_async`.
@@ -239,6 +241,10 @@ fn begin_async(rt: &Runtime, dev: &Arc<Device>, slot: Option<*mut *mut c_void>) 
 /// and its remaining work allows, returns before that work completes
 /// ([`Runtime::finish_construct`]); a `nowait` one that is still running is left in the
 /// task's slot for `__tgt_target_nowait_query`.
+///
+/// Inlined, and a blocking region synchronises in place: a move of the AsyncInfo into a
+/// callee copies its inline records (two such copies cost ~200 instructions per region).
+#[inline(always)]
 fn end_async(
     rt: &Runtime,
     mut ai: AsyncInfo,
@@ -248,15 +254,16 @@ fn end_async(
 ) -> Result<(), Error> {
     let Some(slot) = slot else {
         return match r {
-            Ok(()) => rt.finish_construct(ai, deferrable),
+            Ok(()) if deferrable => rt.finish_construct(ai, deferrable),
+            Ok(()) => ai.synchronize_in_place(),
             Err(e) => {
-                let _ = ai.synchronize();
+                let _ = ai.synchronize_in_place();
                 Err(e)
             }
         };
     };
     if r.is_err() {
-        let _ = ai.synchronize();
+        let _ = ai.synchronize_in_place();
         return r;
     }
     if ai.is_done()? {

@@ -109,7 +109,12 @@ export! {
 }
 
 export! {
+    /// A null pointer is answered 0 before the device number is looked at, whatever it is
+    /// (LLVM 19 and 22; `tests/c/api_bad_args.h`).
     fn omp_target_is_present(ptr: *const c_void, device: c_int) -> c_int = 0; {
+        if ptr.is_null() {
+            return 0;
+        }
         let rt = runtime();
         let id = checked_device(rt, device);
         if id == rt.initial_device() {
@@ -149,6 +154,12 @@ export! {
         if id == rt.initial_device() {
             return ptr as *mut c_void;
         }
+        // As LLVM 19 and 22: a number past the devices is answered null, a negative one
+        // (`omp_initial_device` and `omp_invalid_device` included) is fatal.
+        if id > rt.initial_device() {
+            return std::ptr::null_mut();
+        }
+        checked_device(rt, device);
         // The address leaves the runtime (the program may hand it to code the mapping table
         // does not see): a routine that works by address.
         match rt.device_by_address(id) {
@@ -352,7 +363,7 @@ export_ra! {
         let rt = runtime();
         let id = checked_device(rt, device);
         if id == rt.initial_device() {
-            report(format_args!("omp_target_associate_ptr: no associating with host"));
+            report(format_args!("omp_target_associate_ptr: no association possible on the host"));
             return OFFLOAD_FAIL;
         }
         let _tools = super::ompt::api_call();
@@ -377,7 +388,7 @@ export_ra! {
         let rt = runtime();
         let id = checked_device(rt, device);
         if id == rt.initial_device() {
-            report(format_args!("omp_target_disassociate_ptr: no associating with host"));
+            report(format_args!("omp_target_disassociate_ptr: no association possible on the host"));
             return OFFLOAD_FAIL;
         }
         let _tools = super::ompt::api_call();

@@ -160,8 +160,8 @@ fn gcc_args(dir: &Path, scratch: &Path) -> Vec<String> {
 /// The perf mode's rows beside the main table, each one `omptarget-suite bench` call on
 /// gpu_scenarios with PERF_RUNS runs: (title, bench options, program arguments, time limit in
 /// s). The host loop beside target nowait regions (~1 s a process) with its floor, and 8
-/// processes at once (a tenth of the iterations: each process waits for the others' regions)
-/// with 8 floor processes; together about a minute on an H200 at 3 runs.
+/// processes at once (a twentieth of the iterations: each process waits for the others' regions)
+/// with 8 floor processes; together an estimated minute on an H200 at 3 runs.
 const PERF_ROWS: [(&str, &[&str], &[&str], u64); 2] = [
     (
         "-- host loop on all cores beside target nowait regions (beside_nowait4MiB), and its floor",
@@ -170,9 +170,9 @@ const PERF_ROWS: [(&str, &[&str], &[&str], u64); 2] = [
         150,
     ),
     (
-        "-- 8 processes at once on the GPU (map64B, alloc64MiB_kernel at scale 10), and 8 floor processes",
+        "-- 8 processes at once on the GPU (map64B, alloc64MiB_kernel at scale 20), and 8 floor processes",
         &["--procs", "8", "--procs-timeout-s", "120", "--floor"],
-        &["map64B,alloc64MiB_kernel", "5", "10"],
+        &["map64B,alloc64MiB_kernel", "5", "20"],
         300,
     ),
 ];

@@ -1,18 +1,24 @@
 // The GPU performance scenarios: per-region time of typical target constructs, for
-// `omptarget-suite bench` (prints `scenario=NAME median_us=X`, the median over reps of the mean
-// per-region time). Builds for any offload target; sizes are meant for an H200.
+// `omptarget-suite bench` (prints `scenario=NAME median_us=X ... cpu_us=Y`: the median over reps
+// of the mean per-region time, and the process's CPU time per region). Builds for any offload
+// target; sizes are meant for an H200.
 // usage: gpu_scenarios [all|NAME[,NAME...]] [reps=5] [scale=1]   (scale divides the iteration
 //        counts; several names run in the table's order, in one process; "all" may be one of
-//        the names, e.g. host_clock,all)
+//        the names, e.g. host_clock,all; the probes host_* and the row beside_nowait4MiB run
+//        only when named)
+// env: SCEN_READY_FD, SCEN_START_FD: a start barrier for several processes at once (report()).
 #include <omp.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
 #ifdef __linux__
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
-#include <unistd.h>
 #endif
 
 #define MiB (1024L * 1024L)
@@ -99,22 +105,62 @@ static void counters_print(long regions, double wall_s) {
   printf(" cpu_pct=%.0f", c[C_TASK] / 1e9 / wall_s * 100);
 }
 
+/* The process's CPU time so far, user + system, of all its threads (the program's, libomp's
+   and the runtime's helpers), in seconds. */
+static double cpu_s(void) {
+  struct rusage u;
+  if (getrusage(RUSAGE_SELF, &u) != 0) return 0;
+  return (double)(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+}
+
+/* Several processes at once (`omptarget-suite bench --procs N`): SCEN_READY_FD and SCEN_START_FD
+   name two pipe ends the harness gives every process. After each scenario's warm-up a process
+   writes one byte to the first and waits for one byte from the second; the harness sends the
+   bytes once all N processes are ready, so their timed repetitions start together. Unset: no
+   waiting. */
+static int ready_fd = -1, start_fd = -1;
+static void barrier_open(void) {
+  const char *r = getenv("SCEN_READY_FD"), *s = getenv("SCEN_START_FD");
+  if (r && *r && s && *s) ready_fd = atoi(r), start_fd = atoi(s);
+}
+static void barrier(void) {
+  if (ready_fd < 0 || start_fd < 0) return;
+  char c = 'r';
+  while (write(ready_fd, &c, 1) < 0 && errno == EINTR) {
+  }
+  while (read(start_fd, &c, 1) < 0 && errno == EINTR) {
+  }
+}
+
+/* Set during a scenario's warm-up (kernel1s warms up with a short kernel). */
+static int warming;
+
 static void report(const char *name, fn_t f, long iters, int per) {
   iters = iters / scale > 0 ? iters / scale : 1;
+  /* kernel1s: one region of a second per repetition, at most 3 of them (the perf mode's time) */
+  int n = reps;
+  if (!strcmp(name, "kernel1s") && n > 3) n = 3;
   double t[64];
+  warming = 1;
   f(iters > 4 ? 4 : 1); /* warm-up */
-  double wall = omp_get_wtime();
+  warming = 0;
+  barrier();
+  double wall = omp_get_wtime(), cpu = cpu_s();
   counters_set(1);
-  for (int r = 0; r < reps; ++r) {
+  for (int r = 0; r < n; ++r) {
     double t0 = omp_get_wtime();
     f(iters);
     t[r] = (omp_get_wtime() - t0) * 1e6 / (double)iters / (double)per;
   }
   counters_set(0);
+  cpu = cpu_s() - cpu;
   wall = omp_get_wtime() - wall;
-  qsort(t, (size_t)reps, sizeof(double), cmp);
-  printf("scenario=%s median_us=%.3f min_us=%.3f reps=%d iters=%ld", name, t[reps / 2], t[0], reps, iters);
-  counters_print((long)reps * iters * per, wall);
+  qsort(t, (size_t)n, sizeof(double), cmp);
+  /* cpu_us after the fields older readers know, before the optional counters */
+  printf("scenario=%s median_us=%.3f min_us=%.3f reps=%d iters=%ld cpu_us=%.3f", name, t[n / 2], t[0], n,
+         iters, cpu * 1e6 / ((double)n * (double)iters * (double)per));
+  counters_print((long)n * iters * per, wall);
   printf("\n");
   fflush(stdout);
 }
@@ -235,6 +281,150 @@ static void nowait32_4m(long n) {
   }
 }
 
+/* kernel1s: a blocking region whose kernel runs one second on the device, one thread spinning on
+   the device's clock (omp_get_wtime; on the host device it spins a CPU): what waiting for a long
+   kernel costs the host, in cpu_us. The warm-up's regions spin 10 ms. */
+static void kernel1s(long n) {
+  double secs = warming ? 0.01 : 1.0;
+  for (long i = 0; i < n; ++i) {
+#pragma omp target firstprivate(secs)
+    {
+      double t0 = omp_get_wtime();
+      while (omp_get_wtime() - t0 < secs) {
+      }
+    }
+  }
+}
+
+/* beside_nowait4MiB (only when named): host work beside GPU work. A fixed CPU-bound loop on all
+   cores (`parallel` + `for schedule(static)`, a dependent multiply-add chain of 1000 steps per
+   iteration, no memory traffic; ~90 ms on the H200 machines' 16 vCPUs at scale 1) is timed alone,
+   then with `target nowait` regions in flight beside it, each `map(tofrom: 4 MiB)` of its own
+   array and a short kernel. Thread 0 of the loop's team feeds them: a window of BESIDE_WINDOW
+   regions issued before its first iteration, refilled every 64 iterations and, once its own share
+   is done, until every thread is done; then it waits for them (taskwait, not timed). So the GPU
+   work overlaps the whole loop; the loop ends when its last thread is done. The regions use
+   BESIDE_SLOTS arrays in turn (`depend(inout)` orders those sharing one) and each kernel writes
+   its sequence number into its array's first element, so the host sees a region complete once
+   its copy home has landed: `regions_during` counts those completed while the loop ran. Alone
+   and beside alternate, one warm-up of each first; prints `beside=beside_nowait4MiB alone_ms=X
+   beside_ms=Y slowdown_pct=Z regions_during=N ...`: medians over reps, the slowdown the median of
+   each repetition's beside/alone. The feeding code runs in both (a branch per iteration).
+   -DBESIDE_SERIAL_KERNEL makes the kernel a plain `target` loop, for checks on the host device:
+   there LLVM 19's libomp aborts now and then (kmp_tasking.cpp: task_team != NULL) when the
+   host kernels fork their teams and threads inside its hidden helper threads. */
+#define BESIDE_SLOTS 64
+#define BESIDE_WINDOW 32
+#define BESIDE_WORK 1000000L
+static double *beside_a;
+static long beside_issued, beside_oldest; /* thread 0 of the loop's team only */
+
+static double beside_marker(long slot) {
+  return *(volatile double *)&beside_a[slot * (4 * MiB / (long)sizeof(double))];
+}
+
+/* How many regions have completed: slot s holds 1 + the sequence number of the last region on it
+   whose copy home landed (0: none), and regions s, s + SLOTS, ... use slot s in turn. */
+static long beside_completed(void) {
+  long done = 0;
+  for (long s = 0; s < BESIDE_SLOTS; ++s) {
+    long m = (long)beside_marker(s);
+    if (m > s) done += (m - 1 - s) / BESIDE_SLOTS + 1;
+  }
+  return done;
+}
+
+/* Issues regions until BESIDE_WINDOW are not yet home (oldest first). */
+static void beside_feed(void) {
+  while (beside_oldest < beside_issued &&
+         beside_marker(beside_oldest % BESIDE_SLOTS) >= (double)(beside_oldest + 1))
+    ++beside_oldest;
+  long len = 4 * MiB / (long)sizeof(double);
+  for (; beside_issued - beside_oldest < BESIDE_WINDOW; ++beside_issued) {
+    double *a = beside_a + (beside_issued % BESIDE_SLOTS) * len;
+    double mark = (double)(beside_issued + 1);
+#ifdef BESIDE_SERIAL_KERNEL
+#pragma omp target map(tofrom : a[0:len]) depend(inout : a[0]) nowait
+#else
+#pragma omp target teams distribute parallel for map(tofrom : a[0:len]) depend(inout : a[0]) nowait
+#endif
+    for (long j = 0; j < len; ++j) a[j] = j == 0 ? mark : a[j] * 0.5 + 1.0;
+  }
+}
+
+/* The host loop over n iterations, with the regions beside it when `feed`: its time in s (until
+   its last thread is done) and, in *during, the regions completed meanwhile. */
+static unsigned long long beside_sink;
+static double beside_loop(long n, int feed, long *during) {
+  int finished = 0;
+  long c0 = 0, c1 = 0;
+  double t0 = omp_get_wtime(), end = t0;
+  unsigned long long acc = 0;
+  if (feed) {
+    for (long s = 0; s < BESIDE_SLOTS; ++s) beside_a[s * (4 * MiB / (long)sizeof(double))] = 0;
+    beside_issued = beside_oldest = 0;
+  }
+#pragma omp parallel reduction(^ : acc)
+  {
+    int feeder = feed && omp_get_thread_num() == 0, nth = omp_get_num_threads();
+    if (feeder) {
+      c0 = beside_completed();
+      beside_feed();
+    }
+#pragma omp for schedule(static) nowait
+    for (long i = 0; i < n; ++i) {
+      if (feeder && (i & 63) == 0) beside_feed();
+      unsigned long long x = (unsigned long long)i;
+      for (int k = 0; k < 1000; ++k) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        __asm__ volatile("" : "+r"(x));
+      }
+      acc ^= x;
+    }
+    int done;
+#pragma omp atomic capture
+    done = ++finished;
+    if (done == nth) { /* the last thread: the loop's end */
+      end = omp_get_wtime();
+      if (feed) c1 = beside_completed();
+    }
+    if (feeder) {
+      struct timespec pause = {0, 20000};
+      for (;;) {
+        int all;
+#pragma omp atomic read
+        all = finished;
+        if (all == nth) break;
+        beside_feed();
+        nanosleep(&pause, NULL);
+      }
+#pragma omp taskwait
+    }
+  }
+  beside_sink ^= acc;
+  if (during) *during = c1 - c0;
+  return end - t0;
+}
+
+static void beside_report(void) {
+  long n = BESIDE_WORK / scale > 0 ? BESIDE_WORK / scale : 1;
+  double alone[64], beside[64], slow[64], during[64];
+  beside_a = big; /* BESIDE_SLOTS x 4 MiB of the 1 GiB */
+  for (int r = -1; r < reps; ++r) { /* r = -1: the warm-up of both */
+    long d = 0;
+    double a = beside_loop(n, 0, NULL), b = beside_loop(n, 1, &d);
+    if (r < 0) continue;
+    alone[r] = a * 1e3, beside[r] = b * 1e3, slow[r] = (b / a - 1) * 100, during[r] = (double)d;
+  }
+  double *v[] = {alone, beside, slow, during};
+  for (int i = 0; i < 4; ++i) qsort(v[i], (size_t)reps, sizeof(double), cmp);
+  printf("beside=beside_nowait4MiB alone_ms=%.3f beside_ms=%.3f slowdown_pct=%.2f regions_during=%.0f "
+         "min_alone_ms=%.3f min_beside_ms=%.3f min_regions_during=%.0f reps=%d iters=%ld threads=%d\n",
+         alone[reps / 2], beside[reps / 2], slow[reps / 2], during[reps / 2], alone[0], beside[0], during[0],
+         reps, n, omp_get_max_threads());
+  fflush(stdout);
+}
+
 /* host_memlat (only when named): the host's memory latency in this process, in us per
    dependent load (x1000 = ns), a pointer chase over 512 MiB in a random cycle of 64-byte lines
    (Sattolo's shuffle, a fixed seed). The GPU machines put processes on two latency levels
@@ -275,14 +465,16 @@ static void host_clock(long n) {
 }
 
 /* Whether `name` is one of the comma-separated names in `which`, or `which` names "all" (the
-   probes that start with "host_" only when named: "host_clock,all"). */
+   probes that start with "host_" and the beside_ row only when named: "host_clock,all"). */
 static int chosen(const char *which, const char *name) {
   size_t n = strlen(name);
   for (const char *p = which; *p;) {
     const char *end = strchr(p, ',');
     size_t len = end ? (size_t)(end - p) : strlen(p);
     if (len == n && !strncmp(p, name, n)) return 1;
-    if (len == 3 && !strncmp(p, "all", 3) && strncmp(name, "host_", 5) != 0) return 1;
+    if (len == 3 && !strncmp(p, "all", 3) && strncmp(name, "host_", 5) != 0 &&
+        strncmp(name, "beside_", 7) != 0)
+      return 1;
     if (!end) break;
     p = end + 1;
   }
@@ -292,6 +484,7 @@ static int chosen(const char *which, const char *name) {
 int main(int argc, char **argv) {
   const char *which = argc > 1 ? argv[1] : "all";
   counters_open();
+  barrier_open();
   if (argc > 2 && atoi(argv[2]) > 0) reps = atoi(argv[2]) < 64 ? atoi(argv[2]) : 63;
   if (argc > 3 && atoi(argv[3]) > 0) scale = atoi(argv[3]);
   size_t bytes = 1024 * MiB;
@@ -311,6 +504,8 @@ int main(int argc, char **argv) {
       {"tofrom64MiB_pageable", tofrom64m, 20, 1},
       {"arrays16x1KiB", arrays16, 1000, 1},
       {"nowait32x4MiB", nowait32_4m, 5, 32},
+      /* one region of a second per repetition (at most 3 repetitions: report()) */
+      {"kernel1s", kernel1s, 1, 1},
       /* 16000 regions per repetition at every thread count: the 16/32/64/128 curve */
       {"threads16_map64B", threads16_map64, 1000, 16},
       {"threads32_map64B", threads32_map64, 500, 32},
@@ -323,6 +518,10 @@ int main(int argc, char **argv) {
       report(s[i].name, s[i].f, s[i].iters, s[i].per);
       ran = 1;
     }
+  }
+  if (chosen(which, "beside_nowait4MiB")) {
+    beside_report();
+    ran = 1;
   }
   free(big);
   return ran ? 0 : 2;

@@ -10,7 +10,8 @@
 #   examples     examples/ under ours and LLVM with OMP_TARGET_OFFLOAD=MANDATORY
 #   bench        `omptarget-suite bench` for each scenario benchmark of bench/, LLVM vs ours
 #   sanitize     compute-sanitizer's tools on each v7 binary under ours and LLVM 19
-#   perf         the GPU performance table (gpu_scenarios, floors, profiles, ncu)
+#   perf         the GPU performance table (gpu_scenarios, floors, CPU time per region, the
+#                host loop beside target nowait regions, 8 processes at once, profiles, ncu)
 #   tools        the tool interfaces: interop_stream (ours must print "all ok", LLVM 19
 #                reported), record/replay across runtimes, the profile of overlap.c
 #   all          conformance examples bench sanitize

@@ -61,6 +61,7 @@ case ${1:-} in
     sed -n '/^scenario /,/^(median/p' "$out/suite-perf.log" | cut -c1-140
     grep -E '^(GCC 12 on the GPU|gcc run )' "$out/suite-perf.log" | cut -c1-160
     sed -n '/^overhead: /,/^(us per/p' "$out/suite-perf.log" | cut -c1-140
+    grep -E '^(goal |perf .*SKIP)' "$out/suite-perf.log" | cut -c1-140
     ;;
   *) sed -n '2,11p' "$0"; exit 2 ;;
 esac

@@ -1,6 +1,9 @@
 //! Same binary, two runtimes, one run: the program is started alternately under LLVM 19's
 //! `libomptarget.so.19.1` and ours, and each scenario's per-region medians are compared. With
-//! `--gcc`, GCC's build of the same source on libgomp runs in turn with them (gomp.rs).
+//! `--gcc`, GCC's build of the same source on libgomp runs in turn with them (gomp.rs). Where
+//! the program prints each scenario's CPU time per region (`cpu_us=`), a second table compares
+//! those; `beside=` lines (a host loop beside GPU work) get a third. With `--procs N`, N copies
+//! start at once under each runtime in turn (procs.rs).
 
 use crate::gomp;
 use std::collections::BTreeMap;
@@ -57,6 +60,16 @@ pub struct Options {
     /// Where to keep the GOMP_DEBUG=1 run's output (merged stdout and stderr; default: not kept).
     #[arg(long)]
     pub gcc_log: Option<PathBuf>,
+    /// Start N copies of the program at once, all under one runtime, then all under the other,
+    /// alternating over --runs (with --floor, then N `omptarget-suite floor` processes of the
+    /// same scenarios); per scenario, the median process's and the slowest process's time per
+    /// region. Each process waits after each scenario's warm-up until all N are ready (a pipe
+    /// barrier: procs.rs), so their timed repetitions start together.
+    #[arg(long)]
+    pub procs: Option<usize>,
+    /// Time limit of one group of --procs processes, in seconds.
+    #[arg(long, default_value_t = 300)]
+    pub procs_timeout_s: u64,
     /// Arguments passed to the program.
     #[arg(last = true)]
     pub args: Vec<String>,
@@ -66,7 +79,30 @@ pub struct Options {
 const GCC: &str = "GCC 12";
 
 /// scenario → per-run medians (µs per region).
-type Samples = BTreeMap<String, Vec<f64>>;
+pub(crate) type Samples = BTreeMap<String, Vec<f64>>;
+
+/// One run's `beside=` line: a host loop's time alone and beside GPU work.
+#[derive(Clone, Debug, PartialEq)]
+struct Beside {
+    alone_ms: f64,
+    beside_ms: f64,
+    slowdown_pct: f64,
+    /// Regions that completed while the loop ran (0: the GPU work did not overlap it).
+    regions_during: f64,
+}
+
+/// row → its `beside=` line of each run.
+type BesideRuns = BTreeMap<String, Vec<Beside>>;
+
+/// What the runs under one runtime printed.
+#[derive(Default)]
+struct Measured {
+    /// `median_us` per scenario.
+    time: Samples,
+    /// `cpu_us` per scenario.
+    cpu: Samples,
+    beside: BesideRuns,
+}
 
 /// The benchmark program with `args`, on the runtime in `lib` (and the extra library folders),
 /// with the `--env` settings.
@@ -96,7 +132,7 @@ fn command(
     cmd
 }
 
-fn run_once(o: &Options, lib: &Path, into: &mut Samples) -> Result<(), String> {
+fn run_once(o: &Options, lib: &Path, into: &mut Measured) -> Result<(), String> {
     let out = program(o, lib, &o.args)
         .output()
         .map_err(|e| format!("cannot run {}: {e}", o.program.display()))?;
@@ -109,33 +145,65 @@ fn run_once(o: &Options, lib: &Path, into: &mut Samples) -> Result<(), String> {
             String::from_utf8_lossy(&out.stderr)
         ));
     }
-    parse_samples(
-        &String::from_utf8_lossy(&out.stdout),
-        o.tag.as_deref(),
-        into,
-    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let tag = o.tag.as_deref();
+    parse_samples(&text, tag, &mut into.time);
+    parse_field(&text, "scenario", "cpu_us", tag, &mut into.cpu);
+    parse_beside(&text, tag, &mut into.beside);
     Ok(())
 }
 
 /// The `scenario=NAME median_us=X` lines of one run's output into `into` (as NAME_TAG with a
 /// tag).
-fn parse_samples(text: &str, tag: Option<&str>, into: &mut Samples) {
+pub(crate) fn parse_samples(text: &str, tag: Option<&str>, into: &mut Samples) {
+    parse_field(text, "scenario", "median_us", tag, into);
+}
+
+/// The value of `field` on each `KEY=NAME ...` line of `text` into `into` under NAME (as
+/// NAME_TAG with a tag); lines without the field are skipped.
+fn parse_field(text: &str, key: &str, field: &str, tag: Option<&str>, into: &mut Samples) {
     for line in text.lines() {
-        let mut scenario = None;
-        let mut median = None;
-        for field in line.split_whitespace() {
-            if let Some(v) = field.strip_prefix("scenario=") {
-                scenario = Some(v.to_owned());
-            } else if let Some(v) = field.strip_prefix("median_us=") {
-                median = v.parse::<f64>().ok();
-            }
+        if let Some((name, v)) = fields(line, key).and_then(|(name, f)| Some((name, f(field)?))) {
+            into.entry(tagged(name, tag)).or_default().push(v);
         }
-        if let (Some(s), Some(m)) = (scenario, median) {
-            let s = match tag {
-                Some(t) => format!("{s}_{t}"),
-                None => s,
-            };
-            into.entry(s).or_default().push(m);
+    }
+}
+
+/// The name of a line with a `KEY=NAME` word, and a lookup of the line's numeric `f=v` words.
+fn fields<'a>(line: &'a str, key: &str) -> Option<(&'a str, impl Fn(&str) -> Option<f64> + 'a)> {
+    let value = |w: &'a str, k: &str| w.strip_prefix(k)?.strip_prefix('=');
+    let name = line.split_whitespace().find_map(|w| value(w, key))?;
+    Some((name, move |f: &str| {
+        line.split_whitespace()
+            .find_map(|w| value(w, f)?.parse().ok())
+    }))
+}
+
+fn tagged(name: &str, tag: Option<&str>) -> String {
+    match tag {
+        Some(t) => format!("{name}_{t}"),
+        None => name.to_owned(),
+    }
+}
+
+/// The `beside=NAME alone_ms= beside_ms= slowdown_pct= regions_during=` lines into `into`.
+fn parse_beside(text: &str, tag: Option<&str>, into: &mut BesideRuns) {
+    for line in text.lines() {
+        let Some((name, f)) = fields(line, "beside") else {
+            continue;
+        };
+        if let (Some(alone_ms), Some(beside_ms), Some(slowdown_pct), Some(regions_during)) = (
+            f("alone_ms"),
+            f("beside_ms"),
+            f("slowdown_pct"),
+            f("regions_during"),
+        ) {
+            into.entry(tagged(name, tag)).or_default().push(Beside {
+                alone_ms,
+                beside_ms,
+                slowdown_pct,
+                regions_during,
+            });
         }
     }
 }
@@ -236,6 +304,20 @@ pub fn median(v: &[f64]) -> f64 {
     }
 }
 
+/// The program's arguments as gpu_scenarios.c takes them: (which scenarios, repetitions,
+/// scale), with its defaults.
+fn program_args(o: &Options) -> (String, usize, usize) {
+    let arg = |i: usize, default: usize| {
+        o.args
+            .get(i)
+            .and_then(|a| a.parse().ok())
+            .filter(|&v| v > 0)
+            .unwrap_or(default)
+    };
+    let which = o.args.first().cloned().unwrap_or_else(|| "all".into());
+    (which, arg(1, 5), arg(2, 1))
+}
+
 pub fn run(o: &Options) -> Result<(), String> {
     if o.runs == 0 {
         return Err("--runs must be at least 1".into());
@@ -258,8 +340,11 @@ pub fn run(o: &Options) -> Result<(), String> {
     {
         return Err(format!("--gcc: {} is not a file", gcc.display()));
     }
-    let mut llvm = Samples::new();
-    let mut ours = Samples::new();
+    if let Some(n) = o.procs {
+        return run_procs(o, n);
+    }
+    let mut llvm = Measured::default();
+    let mut ours = Measured::default();
     let scratch = std::env::temp_dir().join(format!("omptarget-gcc-{}", std::process::id()));
     let mut gcc = o.gcc.as_ref().map(|exe| {
         let _ = std::fs::create_dir_all(&scratch);
@@ -280,10 +365,13 @@ pub fn run(o: &Options) -> Result<(), String> {
     })();
     let _ = std::fs::remove_dir_all(&scratch);
     timed?;
-    // The floors are measured after the runs, in this process, on the same GPU. Without them
-    // (no GPU) the table still comes, and the error after it.
+    // The floors of the scenarios the program ran (with their CPU floors) are measured after
+    // the runs, in this process, on the same GPU. Without them (no GPU) the tables still come,
+    // and the error after them.
     let (floors, floor_err) = if o.floor || o.overhead {
-        match crate::floor::run("all", 5, false, o.overhead) {
+        let (which, _, scale) = program_args(o);
+        let which = crate::floor::with_cpu_floors(&which);
+        match crate::floor::run(&which, 5, scale, false, o.overhead) {
             Ok(v) => (
                 Some(v.into_iter().map(|f| (f.name.clone(), f)).collect()),
                 None,
@@ -294,11 +382,21 @@ pub fn run(o: &Options) -> Result<(), String> {
         (None, None)
     };
     let gcc = gcc.map(|(_, g)| g);
-    print!(
-        "{}",
-        table(o.runs, &llvm, &ours, gcc.as_ref(), floors.as_ref())
-    );
-    print!("{}", per_run(&llvm, &ours));
+    // A program that printed only `beside=` lines has no time table.
+    let time_table = !llvm.time.is_empty() || ours.beside.is_empty();
+    if time_table {
+        print!(
+            "{}",
+            table(
+                o.runs,
+                &llvm.time,
+                &ours.time,
+                gcc.as_ref(),
+                floors.as_ref()
+            )
+        );
+        print!("{}", per_run(&llvm.time, &ours.time));
+    }
     if let Some(g) = &gcc {
         let path: Vec<String> = (o.gcc_lib.iter().map(|p| p.display().to_string()))
             .chain(o.extra_lib_path.clone())
@@ -308,20 +406,248 @@ pub fn run(o: &Options) -> Result<(), String> {
             o.gcc.as_deref().unwrap_or(Path::new("")).display(),
             path.join(":")
         );
-        print!("{}", gcc_report(&llvm, &ours, g));
+        print!("{}", gcc_report(&llvm.time, &ours.time, g));
+    }
+    // Each further table after a blank line.
+    let mut gap = time_table;
+    let mut more = |t: String| {
+        print!("{}{t}", if gap { "\n" } else { "" });
+        gap = true;
+    };
+    if rows(&llvm.cpu, &ours.cpu).next().is_some() {
+        more(cpu_table(o.runs, &llvm.cpu, &ours.cpu, floors.as_ref()));
+    }
+    if !ours.beside.is_empty() || !llvm.beside.is_empty() {
+        more(beside_table(
+            o.runs,
+            &llvm.beside,
+            &ours.beside,
+            floors.as_ref(),
+        ));
     }
     if let Some(e) = floor_err {
         println!("floor: not measured: {e}");
         return Err(e);
     }
-    // The table above stands whatever happens to the overhead rows.
+    // The tables above stand whatever happens to the overhead rows.
     let no_floors = BTreeMap::new();
     if o.overhead
-        && let Err(e) = print_overhead(o, &ours, floors.as_ref().unwrap_or(&no_floors))
+        && let Err(e) = print_overhead(o, &ours.time, floors.as_ref().unwrap_or(&no_floors))
     {
         println!("overhead: not measured: {e}");
     }
     Ok(())
+}
+
+/// `--procs N`: per run, N processes at once under LLVM 19, then N under ours (then, with
+/// --floor, N floor processes of the same scenarios); the table of procs.rs.
+fn run_procs(o: &Options, n: usize) -> Result<(), String> {
+    if n == 0 {
+        return Err("--procs must be at least 1".into());
+    }
+    if o.gcc.is_some() || o.overhead {
+        return Err("--procs takes neither --gcc nor --overhead".into());
+    }
+    let dir = std::env::temp_dir().join(format!("omptarget-procs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let limit = Duration::from_secs(o.procs_timeout_s);
+    let (which, reps, scale) = program_args(o);
+    let exe = std::env::current_exe().map_err(|e| format!("this program's path: {e}"))?;
+    let floor_args = [
+        "floor".to_string(),
+        which,
+        "--reps".into(),
+        reps.to_string(),
+        "--scale".into(),
+        scale.to_string(),
+    ];
+    let (mut llvm, mut ours, mut floor) = Default::default();
+    // Without a GPU the floor processes fail: the table still comes, and the error after it.
+    let mut floor_err = None;
+    let groups = (|| {
+        for _ in 0..o.runs {
+            for (label, lib, into) in [
+                ("LLVM 19", &o.llvm, &mut llvm),
+                ("ours", &o.ours, &mut ours),
+            ] {
+                let outs = crate::procs::group(|_| program(o, lib, &o.args), n, &dir, limit)
+                    .map_err(|e| format!("{} under {label}: {e}", o.program.display()))?;
+                crate::procs::add_group(into, &parsed(&outs, "scenario", o.tag.as_deref()));
+            }
+            if o.floor && floor_err.is_none() {
+                match crate::procs::group(|_| command(o, &exe, None, &floor_args), n, &dir, limit) {
+                    Ok(outs) => crate::procs::add_group(
+                        &mut floor,
+                        &parsed(&outs, "floor", o.tag.as_deref()),
+                    ),
+                    Err(e) => floor_err = Some(e),
+                }
+            }
+        }
+        Ok::<(), String>(())
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
+    groups?;
+    let with_floor = o.floor && floor_err.is_none();
+    print!(
+        "{}",
+        crate::procs::table(n, o.runs, &llvm, &ours, with_floor.then_some(&floor))
+    );
+    if let Some(e) = floor_err {
+        println!("floor: not measured: {e}");
+        return Err(e);
+    }
+    Ok(())
+}
+
+/// Each process's `KEY=NAME median_us=X` lines.
+fn parsed(outs: &[String], key: &str, tag: Option<&str>) -> Vec<Samples> {
+    outs.iter()
+        .map(|t| {
+            let mut s = Samples::new();
+            parse_field(t, key, "median_us", tag, &mut s);
+            s
+        })
+        .collect()
+}
+
+/// The scenarios whose CPU time per region ours must keep at or below LLVM 19's.
+const CPU_GOALS: [&str; 4] = ["empty", "map64B", "nowait32x4MiB", "kernel1s"];
+
+/// The CPU table: per scenario, LLVM 19's and our CPU time per region (user + system of every
+/// thread of the process, over the timed repetitions), ours/LLVM and, where a blocking-sync
+/// floor was measured, the floor's; then the goal lines of CPU_GOALS.
+fn cpu_table(
+    runs: usize,
+    llvm: &Samples,
+    ours: &Samples,
+    floors: Option<&BTreeMap<String, crate::floor::Floor>>,
+) -> String {
+    let mut t = String::from(
+        "CPU time per region (us: user + system of every thread of the process, getrusage)\n",
+    );
+    let _ = write!(
+        t,
+        "{:<32} {:>14} {:>14} {:>12}",
+        "scenario", "LLVM 19 (us)", "ours (us)", "ours/LLVM"
+    );
+    if floors.is_some() {
+        let _ = write!(t, " {:>12} {:>11}", "floor (us)", "ours/floor");
+    }
+    t.push('\n');
+    let mut goals = String::new();
+    for (scenario, lm, rm) in rows(llvm, ours) {
+        let _ = write!(t, "{scenario:<32} {lm:>14.3} {rm:>14.3} {:>11.2}x", rm / lm);
+        if let Some(f) = floors.and_then(|f| crate::floor::cpu_floor(f, scenario)) {
+            let _ = write!(t, " {f:>12.3} {:>10.2}x", rm / f);
+        }
+        t.push('\n');
+        if CPU_GOALS.contains(&scenario) {
+            let _ = writeln!(
+                goals,
+                "goal cpu {scenario}: ours/LLVM {:.2} (<= 1): {}",
+                rm / lm,
+                if rm <= lm { "met" } else { "MISSED" }
+            );
+        }
+    }
+    let _ = writeln!(
+        t,
+        "(median over {runs} runs of each run's CPU time per region; ours/LLVM below 1: ours takes \
+         less; floor: the driver's work waited for with blocking-sync events, where measured)"
+    );
+    t.push_str(&goals);
+    t
+}
+
+/// The slowdown of the host loop beside GPU work that ours must keep to.
+const BESIDE_GOAL_PCT: f64 = 5.0;
+
+/// The beside table: per row, each runtime's host loop alone and beside the GPU work, the
+/// slowdown and the regions completed during the loop (medians over the runs; the floor's
+/// loop beside its regions and slowdown where measured); the goal line (ours at most 5% and at
+/// most LLVM 19's), a warning for runs where no region completed during the loop, and each
+/// run's slowdown.
+fn beside_table(
+    runs: usize,
+    llvm: &BesideRuns,
+    ours: &BesideRuns,
+    floors: Option<&BTreeMap<String, crate::floor::Floor>>,
+) -> String {
+    let mut t = String::from(
+        "Host loop on all cores beside target nowait regions (ms; slowdown: beside over alone - 1)\n",
+    );
+    let _ = writeln!(
+        t,
+        "{:<24} {:<8} {:>11} {:>11} {:>10} {:>15}",
+        "row", "runtime", "alone (ms)", "beside (ms)", "slowdown", "regions during"
+    );
+    let med = |v: &[Beside], f: fn(&Beside) -> f64| median(&v.iter().map(f).collect::<Vec<_>>());
+    let mut after = String::new();
+    let names: std::collections::BTreeSet<&String> = llvm.keys().chain(ours.keys()).collect();
+    for name in names {
+        let mut slow = BTreeMap::new();
+        for (label, r) in [("LLVM 19", llvm.get(name)), ("ours", ours.get(name))] {
+            let Some(r) = r.filter(|r| !r.is_empty()) else {
+                continue;
+            };
+            let p = med(r, |b| b.slowdown_pct);
+            slow.insert(label, p);
+            let _ = writeln!(
+                t,
+                "{name:<24} {label:<8} {:>11.3} {:>11.3} {:>9.2}% {:>15.0}",
+                med(r, |b| b.alone_ms),
+                med(r, |b| b.beside_ms),
+                p,
+                med(r, |b| b.regions_during)
+            );
+            let none = r.iter().filter(|b| b.regions_during <= 0.0).count();
+            if none > 0 {
+                let _ = writeln!(
+                    after,
+                    "beside {name}: under {label}, no region completed during the loop in {none} of {} runs: the GPU work did not overlap it there",
+                    r.len()
+                );
+            }
+            let _ = writeln!(
+                after,
+                "  {name:<24} {label:<8} slowdown per run (%): {}",
+                r.iter()
+                    .map(|b| format!("{:.2}", b.slowdown_pct))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            );
+        }
+        if let Some(f) = floors.and_then(|f| f.get(name.as_str()))
+            && let Some(p) = f.slowdown_pct
+        {
+            let _ = writeln!(
+                t,
+                "{name:<24} {:<8} {:>11} {:>11.3} {p:>9.2}% {:>15}",
+                "floor",
+                "-",
+                f.median_us / 1e3,
+                "-"
+            );
+        }
+        if let (Some(&r), Some(&l)) = (slow.get("ours"), slow.get("LLVM 19")) {
+            let _ = writeln!(
+                after,
+                "goal beside {name}: ours {r:.2}% (<= {BESIDE_GOAL_PCT}% and <= LLVM 19's {l:.2}%): {}",
+                if r <= BESIDE_GOAL_PCT && r <= l {
+                    "met"
+                } else {
+                    "MISSED"
+                }
+            );
+        }
+    }
+    let _ = writeln!(
+        t,
+        "(median over {runs} runs of each run's medians; regions during: target nowait regions completed while the loop ran; floor: the same loop beside the driver's regions)"
+    );
+    t.push_str(&after);
+    t
 }
 
 /// The scenarios both runtimes timed, in name order, with their medians. The `host_` probes
@@ -624,7 +950,7 @@ mod tests {
             crate::floor::Floor {
                 name: "a".into(),
                 median_us: 8.0,
-                kernel_us: None,
+                ..Default::default()
             },
         )]
         .into();
@@ -771,6 +1097,110 @@ mod tests {
         );
         assert_eq!(kernel_mean_us(&rows), Some(3.0));
         assert_eq!(kernel_mean_us(&rows[..1]), None);
+    }
+
+    #[test]
+    fn scenario_lines_give_time_and_cpu_and_beside_lines_their_row() {
+        let out = "scenario=empty median_us=9.5 min_us=9 reps=5 iters=10 cpu_us=2.5 cyc=none cpu_pct=99\n\
+                   scenario=old median_us=3 min_us=1 reps=5 iters=10\n\
+                   beside=beside_nowait4MiB alone_ms=90.5 beside_ms=93 slowdown_pct=2.76 regions_during=210 reps=5\n\
+                   beside=broken alone_ms=1\n";
+        let (mut time, mut cpu, mut beside) = (Samples::new(), Samples::new(), BesideRuns::new());
+        parse_samples(out, None, &mut time);
+        parse_field(out, "scenario", "cpu_us", Some("t"), &mut cpu);
+        parse_beside(out, None, &mut beside);
+        assert_eq!(time, samples(&[("empty", &[9.5]), ("old", &[3.0])]));
+        // A line without cpu_us (an older program) has no CPU sample.
+        assert_eq!(cpu, samples(&[("empty_t", &[2.5])]));
+        assert_eq!(
+            beside["beside_nowait4MiB"],
+            [Beside {
+                alone_ms: 90.5,
+                beside_ms: 93.0,
+                slowdown_pct: 2.76,
+                regions_during: 210.0
+            }]
+        );
+        assert_eq!(beside.len(), 1);
+    }
+
+    #[test]
+    fn the_cpu_table_shows_cpu_floors_only_where_the_floor_blocks() {
+        let llvm = samples(&[("empty", &[20.0]), ("map64B", &[30.0]), ("alloc", &[5.0])]);
+        let ours = samples(&[("empty", &[10.0]), ("map64B", &[40.0]), ("alloc", &[5.0])]);
+        let f = |name: &str, cpu: f64| {
+            (
+                name.to_string(),
+                crate::floor::Floor {
+                    name: name.into(),
+                    cpu_us: Some(cpu),
+                    ..Default::default()
+                },
+            )
+        };
+        let floors = [f("empty_blocking_sync", 4.0), f("map64B", 30.0)].into();
+        let t = cpu_table(3, &llvm, &ours, Some(&floors));
+        let lines: Vec<&str> = t.lines().collect();
+        let cols = |l: &str| l.split_whitespace().map(String::from).collect::<Vec<_>>();
+        assert_eq!(
+            cols(lines[1]),
+            [
+                "scenario",
+                "LLVM",
+                "19",
+                "(us)",
+                "ours",
+                "(us)",
+                "ours/LLVM",
+                "floor",
+                "(us)",
+                "ours/floor"
+            ]
+        );
+        assert_eq!(cols(lines[2]), ["alloc", "5.000", "5.000", "1.00x"]);
+        assert_eq!(
+            cols(lines[3]),
+            ["empty", "20.000", "10.000", "0.50x", "4.000", "2.50x"]
+        );
+        // map64B's floor spins: no CPU floor.
+        assert_eq!(cols(lines[4]), ["map64B", "30.000", "40.000", "1.33x"]);
+        assert!(lines[5].starts_with("(median over 3 runs"), "{t}");
+        assert_eq!(lines[6], "goal cpu empty: ours/LLVM 0.50 (<= 1): met");
+        assert_eq!(lines[7], "goal cpu map64B: ours/LLVM 1.33 (<= 1): MISSED");
+        assert_eq!(lines.len(), 8, "{t}");
+    }
+
+    #[test]
+    fn the_beside_table_shows_the_floor_when_measured() {
+        let b = |p: f64| Beside {
+            alone_ms: 100.0,
+            beside_ms: 100.0 + p,
+            slowdown_pct: p,
+            regions_during: 50.0,
+        };
+        let llvm: BesideRuns = [("beside_x".to_string(), vec![b(3.0)])].into();
+        let ours: BesideRuns = [("beside_x".to_string(), vec![b(4.0)])].into();
+        let floors = [(
+            "beside_x".to_string(),
+            crate::floor::Floor {
+                name: "beside_x".into(),
+                median_us: 101_000.0,
+                slowdown_pct: Some(1.0),
+                ..Default::default()
+            },
+        )]
+        .into();
+        let t = beside_table(1, &llvm, &ours, Some(&floors));
+        let floor = t.lines().find(|l| l.contains(" floor ")).expect(&t);
+        assert_eq!(
+            floor.split_whitespace().collect::<Vec<_>>(),
+            ["beside_x", "floor", "-", "101.000", "1.00%", "-"]
+        );
+        // Ours within 5% but above LLVM 19's: missed.
+        assert!(
+            t.contains("goal beside beside_x: ours 4.00% (<= 5% and <= LLVM 19's 3.00%): MISSED"),
+            "{t}"
+        );
     }
 
     #[test]

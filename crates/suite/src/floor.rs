@@ -62,6 +62,15 @@ fn ptx() -> String {
          \x20 add.u64 c9, c3, c8;\n  ld.u64 c0, [c9];\n  add.u64 c9, c4, c8;\n  st.u64 [c9], c0;\n\
          \x20 add.u64 c6, c6, c7;\n  bra CLOOP;\nCDONE:\n  ret;\n}\n",
     );
+    // `spin(ns)`: one thread waits until the device's clock (%globaltimer, ns) has advanced by
+    // `ns`: the floor of kernel1s.
+    s.push_str(
+        "\n.visible .entry spin(.param .u64 ns)\n{\n\
+         \x20 .reg .pred p;\n  .reg .b64 g<4>;\n\
+         \x20 ld.param.u64 g0, [ns];\n  mov.u64 g1, %globaltimer;\n\
+         SPIN:\n  mov.u64 g2, %globaltimer;\n  sub.u64 g3, g2, g1;\n  setp.lt.u64 p, g3, g0;\n\
+         \x20 @p bra SPIN;\n  ret;\n}\n",
+    );
     s.push('\0');
     s
 }
@@ -72,6 +81,7 @@ pub(crate) struct Gpu {
     touch1: CUfunction,
     pub(crate) touch16: CUfunction,
     pub(crate) copyk: CUfunction,
+    spin: CUfunction,
     ctx: sys::CUcontext,
     /// While set, every launch is bracketed by two events, kept in `timed` (the kernels' own
     /// device time, `kernel_us`). Untimed launches only read the flag: the floor stays free of
@@ -90,6 +100,49 @@ fn event_new() -> Result<sys::CUevent, String> {
 fn event_record(e: sys::CUevent, s: CUstream) -> Result<(), String> {
     // SAFETY: records a live event on a live stream.
     ck("cuEventRecord", unsafe { sys::cuEventRecord(e, s) })
+}
+
+/// An event whose synchronisation blocks the waiting thread (it sleeps until the work is done
+/// instead of spinning on the CPU), without timing.
+fn blocking_event() -> Result<sys::CUevent, String> {
+    let mut e: sys::CUevent = std::ptr::null_mut();
+    let flags = sys::CUevent_flags::CU_EVENT_BLOCKING_SYNC as u32
+        | sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32;
+    // SAFETY: creates an event in the current context.
+    ck("cuEventCreate", unsafe {
+        sys::cuEventCreate(&mut e, flags)
+    })?;
+    Ok(e)
+}
+
+/// Records `e` on `s` and waits for it (blocking, for a blocking event).
+fn record_and_wait(e: sys::CUevent, s: CUstream) -> Result<(), String> {
+    event_record(e, s)?;
+    // SAFETY: waits for a recorded live event.
+    ck("cuEventSynchronize", unsafe { sys::cuEventSynchronize(e) })
+}
+
+/// Whether the work before `e` on its stream is done (without waiting).
+fn event_done(e: sys::CUevent) -> Result<bool, String> {
+    // SAFETY: queries a live event.
+    match unsafe { sys::cuEventQuery(e) } {
+        CUresult::CUDA_SUCCESS => Ok(true),
+        CUresult::CUDA_ERROR_NOT_READY => Ok(false),
+        r => Err(format!("cuEventQuery failed: {r:?}")),
+    }
+}
+
+/// The process's CPU time so far, user + system of all its threads (the driver's included), in
+/// seconds.
+pub(crate) fn cpu_s() -> f64 {
+    // SAFETY: getrusage writes the struct it is given.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: as above; RUSAGE_SELF is always valid.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } != 0 {
+        return 0.0;
+    }
+    let t = |v: libc::timeval| v.tv_sec as f64 + v.tv_usec as f64 * 1e-6;
+    t(u.ru_utime) + t(u.ru_stime)
 }
 
 // SAFETY: driver handles may be used from any thread once the context is current there (the
@@ -166,6 +219,7 @@ impl Gpu {
                 touch1: get("touch1")?,
                 touch16: get("touch16")?,
                 copyk: get("copyk")?,
+                spin: get("spin")?,
                 ctx,
                 timing: std::sync::atomic::AtomicBool::new(false),
                 timed: std::sync::Mutex::new(Vec::new()),
@@ -340,13 +394,19 @@ fn on_threads(
     })
 }
 
-/// The device work of one `map(tofrom: 64 B)` region from the pinned buffer at `host`.
-fn map64_region(gpu: &Gpu, host: usize, st: CUstream) -> Result<(), String> {
+/// The device work of one `map(tofrom: 64 B)` region from the pinned buffer at `host`, queued
+/// on `st` (not waited for).
+fn map64_work(gpu: &Gpu, host: usize, st: CUstream) -> Result<(), String> {
     let a = alloc(64, st)?;
     h2d(a, host, 64, st)?;
     gpu.launch(gpu.touch1, 1, 1, &mut [a as usize], st)?;
     d2h(host, a, 64, st)?;
-    free(a, st)?;
+    free(a, st)
+}
+
+/// One `map(tofrom: 64 B)` region, waited for.
+fn map64_region(gpu: &Gpu, host: usize, st: CUstream) -> Result<(), String> {
+    map64_work(gpu, host, st)?;
     sync(st)
 }
 
@@ -358,33 +418,134 @@ struct Scenario<'a> {
     f: Box<dyn Fn(usize) -> Result<(), String> + 'a>,
 }
 
-/// Median (and minimum) over `reps` of the mean time per region, in µs.
-fn measure(s: &Scenario<'_>, reps: usize) -> Result<(f64, f64), String> {
-    (s.f)(s.iters.min(4))?;
+/// What `measure` gives: the median and minimum over the repetitions of the mean time per
+/// region (µs), the CPU time per region over them (µs), and how many repetitions of how many
+/// iterations it timed.
+struct Timed {
+    median: f64,
+    min: f64,
+    cpu_us: f64,
+    reps: usize,
+    iters: usize,
+}
+
+/// The iterations a scenario times at `scale` (which divides them, as in gpu_scenarios.c).
+fn scaled(iters: usize, scale: usize) -> usize {
+    (iters / scale.max(1)).max(1)
+}
+
+/// A scenario's repetitions: kernel1s (one region of a second each) has at most 3, as in
+/// gpu_scenarios.c.
+fn reps_for(name: &str, reps: usize) -> usize {
+    if name == "kernel1s" {
+        reps.min(3)
+    } else {
+        reps
+    }
+}
+
+/// Times `s`: a warm-up, the start barrier of `bench --procs` (procs.rs; nothing when not
+/// started by it), then `reps` repetitions.
+fn measure(s: &Scenario<'_>, reps: usize, scale: usize) -> Result<Timed, String> {
+    let iters = scaled(s.iters, scale);
+    let reps = reps_for(s.name, reps);
+    (s.f)(iters.min(4))?;
+    crate::procs::start_barrier();
+    let cpu0 = cpu_s();
     let mut t = Vec::with_capacity(reps);
     for _ in 0..reps {
         let t0 = Instant::now();
-        (s.f)(s.iters)?;
-        t.push(t0.elapsed().as_secs_f64() * 1e6 / (s.iters * s.per) as f64);
+        (s.f)(iters)?;
+        t.push(t0.elapsed().as_secs_f64() * 1e6 / (iters * s.per) as f64);
     }
+    let cpu_us = (cpu_s() - cpu0) * 1e6 / (reps * iters * s.per) as f64;
     t.sort_by(f64::total_cmp);
-    Ok((t[t.len() / 2], t[0]))
+    Ok(Timed {
+        median: t[t.len() / 2],
+        min: t[0],
+        cpu_us,
+        reps,
+        iters,
+    })
 }
 
-/// One scenario's floor: median µs per region and, when asked for, the mean device time of
-/// its kernels (events around each launch, in a run of its own).
-#[derive(Debug)]
+/// One scenario's floor: median µs per region, the CPU time per region and, when asked for,
+/// the mean device time of its kernels (events around each launch, in a run of its own).
+#[derive(Debug, Default)]
 pub struct Floor {
     pub name: String,
+    /// µs per region; for a `beside_` row, the host loop's time beside the regions (µs).
     pub median_us: f64,
     pub kernel_us: Option<f64>,
+    /// CPU time per region, user + system of every thread of the process (the driver's
+    /// included), over the timed repetitions.
+    pub cpu_us: Option<f64>,
+    /// `beside_` rows: the host loop's slowdown beside the regions, in percent.
+    pub slowdown_pct: Option<f64>,
 }
 
-/// Measures the floors of the scenarios whose name `which` selects ("all" for every one);
-/// with `kernels`, also each scenario's mean kernel time.
-pub fn run(which: &str, reps: usize, print: bool, kernels: bool) -> Result<Vec<Floor>, String> {
+impl Floor {
+    /// Whether this floor waits with a blocking-sync event (its thread sleeps until the device
+    /// is done): only then is its CPU time a floor for a runtime's.
+    pub fn blocking(&self) -> bool {
+        self.name == "kernel1s" || self.name.ends_with(BLOCKING)
+    }
+}
+
+/// The suffix of the floors that wait with a blocking-sync event instead of spinning in
+/// `cuStreamSynchronize`: the CPU floors of their scenarios.
+const BLOCKING: &str = "_blocking_sync";
+
+/// The CPU floor of `scenario`'s region (µs): the CPU time of its blocking-sync floor, where one
+/// is measured.
+pub fn cpu_floor(
+    floors: &std::collections::BTreeMap<String, Floor>,
+    scenario: &str,
+) -> Option<f64> {
+    floors
+        .get(&format!("{scenario}{BLOCKING}"))
+        .or_else(|| floors.get(scenario))
+        .filter(|f| f.blocking())
+        .and_then(|f| f.cpu_us)
+}
+
+/// Whether `which` (comma-separated names, as gpu_scenarios.c takes them) selects the floor
+/// `name`: by its name, or "all" for every floor but the `beside_` rows (which run only when
+/// named, as in gpu_scenarios.c).
+pub fn selected(which: &str, name: &str) -> bool {
+    which
+        .split(',')
+        .any(|w| w == name || (w == "all" && !name.starts_with("beside_")))
+}
+
+/// The floors that `which` selects, with each named scenario's blocking-sync CPU floor added:
+/// what `bench --floor` measures for the scenarios it runs.
+pub fn with_cpu_floors(which: &str) -> String {
+    let mut v: Vec<String> = which.split(',').map(String::from).collect();
+    for w in which.split(',') {
+        if w != "all" && !w.is_empty() && !w.ends_with(BLOCKING) {
+            v.push(format!("{w}{BLOCKING}"));
+        }
+    }
+    v.join(",")
+}
+
+/// Measures the floors of the scenarios that `which` selects (`selected`); `scale` divides
+/// their iterations; with `kernels`, also each scenario's mean kernel time.
+pub fn run(
+    which: &str,
+    reps: usize,
+    scale: usize,
+    print: bool,
+    kernels: bool,
+) -> Result<Vec<Floor>, String> {
     let gpu = Gpu::new()?;
     let s = stream_new()?;
+    // One blocking-sync event for the stream above, one per stream of the nowait floor.
+    let blocking = blocking_event()?;
+    let blocking32: Vec<sys::CUevent> = (0..32)
+        .map(|_| blocking_event())
+        .collect::<Result<_, _>>()?;
     let host64 = pinned(64)?;
     let host16 = pinned(16 * 1024)?;
     let big_in = pinned(64 * MIB)?;
@@ -546,6 +707,68 @@ pub fn run(which: &str, reps: usize, print: bool, kernels: bool) -> Result<Vec<F
             }),
         },
         Scenario {
+            name: "kernel1s",
+            iters: 1,
+            per: 1,
+            // One thread spinning a second on the device's clock, waited for with a
+            // blocking-sync event: the host thread sleeps meanwhile.
+            f: Box::new(|n| {
+                for _ in 0..n {
+                    gpu.launch(gpu.spin, 1, 1, &mut [1_000_000_000], s)?;
+                    record_and_wait(blocking, s)?;
+                }
+                Ok(())
+            }),
+        },
+        // The CPU floors: the work of `empty`, `map64B` and `nowait32x4MiB` waited for with
+        // blocking-sync events (the waiting thread sleeps) instead of cuStreamSynchronize.
+        Scenario {
+            name: "empty_blocking_sync",
+            iters: 10000,
+            per: 1,
+            f: Box::new(|n| {
+                for _ in 0..n {
+                    gpu.launch(gpu.empty, 1, 1, &mut [], s)?;
+                    record_and_wait(blocking, s)?;
+                }
+                Ok(())
+            }),
+        },
+        Scenario {
+            name: "map64B_blocking_sync",
+            iters: 10000,
+            per: 1,
+            f: Box::new(|n| {
+                for _ in 0..n {
+                    map64_work(&gpu, host64, s)?;
+                    record_and_wait(blocking, s)?;
+                }
+                Ok(())
+            }),
+        },
+        Scenario {
+            name: "nowait32x4MiB_blocking_sync",
+            iters: 5,
+            per: 32,
+            f: Box::new(|n| {
+                for _ in 0..n {
+                    for (r, &st) in streams[..32].iter().enumerate() {
+                        let a = alloc(4 * MIB, st)?;
+                        h2d(a, nowait_in + r * 4 * MIB, 4 * MIB, st)?;
+                        gpu.fill(a, 4 * MIB, st)?;
+                        d2h(nowait_out + r * 4 * MIB, a, 4 * MIB, st)?;
+                        free(a, st)?;
+                        event_record(blocking32[r], st)?;
+                    }
+                    for &e in &blocking32 {
+                        // SAFETY: waits for a recorded live event.
+                        ck("cuEventSynchronize", unsafe { sys::cuEventSynchronize(e) })?;
+                    }
+                }
+                Ok(())
+            }),
+        },
+        Scenario {
             name: "threads16_map64B",
             iters: 1000,
             per: 16,
@@ -572,12 +795,12 @@ pub fn run(which: &str, reps: usize, print: bool, kernels: bool) -> Result<Vec<F
     ];
     let mut out = Vec::new();
     for sc in &scenarios {
-        if which != "all" && which != sc.name {
+        if !selected(which, sc.name) {
             continue;
         }
-        let (median, min) = measure(sc, reps)?;
+        let t = measure(sc, reps, scale)?;
         let kernel_us = if kernels {
-            gpu.kernel_us(|| (sc.f)(sc.iters)).unwrap_or_else(|e| {
+            gpu.kernel_us(|| (sc.f)(t.iters)).unwrap_or_else(|e| {
                 eprintln!("floor {}: kernels not timed: {e}", sc.name);
                 None
             })
@@ -586,8 +809,8 @@ pub fn run(which: &str, reps: usize, print: bool, kernels: bool) -> Result<Vec<F
         };
         if print {
             print!(
-                "floor={} median_us={median:.3} min_us={min:.3} reps={reps} iters={}",
-                sc.name, sc.iters
+                "floor={} median_us={:.3} min_us={:.3} reps={} iters={} cpu_us={:.3}",
+                sc.name, t.median, t.min, t.reps, t.iters, t.cpu_us
             );
             if let Some(k) = kernel_us {
                 print!(" kernel_us={k:.3}");
@@ -596,9 +819,14 @@ pub fn run(which: &str, reps: usize, print: bool, kernels: bool) -> Result<Vec<F
         }
         out.push(Floor {
             name: sc.name.to_string(),
-            median_us: median,
+            median_us: t.median,
             kernel_us,
+            cpu_us: Some(t.cpu_us),
+            slowdown_pct: None,
         });
+    }
+    if selected(which, BESIDE) {
+        out.push(beside(&gpu, &streams[..BESIDE_SLOTS], reps, scale, print)?);
     }
     // The floor for the 64 B region does not depend on the runtime's memory manager.
     if let Some(f) = out.iter().find(|f| f.name == "map64B") {
@@ -606,10 +834,207 @@ pub fn run(which: &str, reps: usize, print: bool, kernels: bool) -> Result<Vec<F
             name: "map64B_mm_threshold0".into(),
             median_us: f.median_us,
             kernel_us: f.kernel_us,
+            cpu_us: f.cpu_us,
+            slowdown_pct: None,
         };
         out.push(copy);
     }
     Ok(out)
+}
+
+/// The row `beside_nowait4MiB` of gpu_scenarios.c.
+const BESIDE: &str = "beside_nowait4MiB";
+const BESIDE_SLOTS: usize = 64;
+const BESIDE_WINDOW: usize = 32;
+const BESIDE_WORK: usize = 1_000_000;
+
+/// One iteration of the beside row's host loop, as gpu_scenarios.c computes it: 1000 dependent
+/// multiply-adds that the compiler cannot fold.
+fn chain(i: usize) -> u64 {
+    let mut x = i as u64;
+    for _ in 0..1000 {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+        // SAFETY: an empty instruction sequence that claims to read and write x.
+        unsafe {
+            std::arch::asm!("/* {0} */", inout(reg) x, options(nomem, nostack, preserves_flags));
+        }
+        #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+        {
+            x = std::hint::black_box(x);
+        }
+    }
+    x
+}
+
+/// Thread `t`'s share of `n` iterations over `threads` threads, in one block (OpenMP's static
+/// schedule).
+fn share(n: usize, threads: usize, t: usize) -> std::ops::Range<usize> {
+    let chunk = n.div_ceil(threads);
+    (t * chunk).min(n)..((t + 1) * chunk).min(n)
+}
+
+/// The beside floor's regions: `map(tofrom: 4 MiB)` through the driver (pinned host buffers,
+/// stream-ordered allocation, the fill kernel), at most BESIDE_WINDOW in flight, region k on
+/// slot k % BESIDE_SLOTS (its stream, host buffer and event), fed from the loop's thread 0.
+struct Feeder<'a> {
+    gpu: &'a Gpu,
+    streams: &'a [CUstream],
+    events: &'a [sys::CUevent],
+    host: usize,
+    issued: usize,
+    /// Regions before this one are done (in issue order).
+    oldest: usize,
+}
+
+impl Feeder<'_> {
+    /// Counts finished regions, then issues regions until the window is full.
+    fn feed(&mut self) -> Result<(), String> {
+        self.done()?;
+        while self.issued - self.oldest < BESIDE_WINDOW {
+            let k = self.issued % BESIDE_SLOTS;
+            let (st, h) = (self.streams[k], self.host + k * 4 * MIB);
+            let a = alloc(4 * MIB, st)?;
+            h2d(a, h, 4 * MIB, st)?;
+            self.gpu.fill(a, 4 * MIB, st)?;
+            d2h(h, a, 4 * MIB, st)?;
+            free(a, st)?;
+            event_record(self.events[k], st)?;
+            self.issued += 1;
+        }
+        Ok(())
+    }
+
+    /// The regions done so far, counted in issue order.
+    fn done(&mut self) -> Result<usize, String> {
+        while self.oldest < self.issued && event_done(self.events[self.oldest % BESIDE_SLOTS])? {
+            self.oldest += 1;
+        }
+        Ok(self.oldest)
+    }
+}
+
+/// The host loop (`n` iterations on `threads` threads, this one thread 0) alone or, with a
+/// feeder, beside its regions, fed as gpu_scenarios.c feeds them (before thread 0's first
+/// iteration, every 64 of its iterations, and after its share until every thread is done).
+/// Returns the loop's time in seconds (until its last thread is done) and the regions done
+/// meanwhile; waits for the regions afterwards.
+fn host_loop(
+    n: usize,
+    threads: usize,
+    mut feeder: Option<&mut Feeder<'_>>,
+) -> Result<(f64, usize), String> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let finished = AtomicUsize::new(0);
+    let t0 = Instant::now();
+    let (end, during) = std::thread::scope(|sc| -> Result<(Instant, usize), String> {
+        let finished = &finished;
+        let others: Vec<_> = (1..threads)
+            .map(|t| {
+                sc.spawn(move || {
+                    let acc = share(n, threads, t).fold(0, |acc, i| acc ^ chain(i));
+                    std::hint::black_box(acc);
+                    let end = Instant::now();
+                    finished.fetch_add(1, Ordering::AcqRel);
+                    end
+                })
+            })
+            .collect();
+        let c0 = match feeder.as_deref_mut() {
+            Some(f) => {
+                let c = f.done()?;
+                f.feed()?;
+                c
+            }
+            None => 0,
+        };
+        let mine = share(n, threads, 0);
+        let start = mine.start;
+        let mut acc = 0;
+        for i in mine {
+            if let Some(f) = feeder.as_deref_mut()
+                && (i - start) & 63 == 0
+            {
+                f.feed()?;
+            }
+            acc ^= chain(i);
+        }
+        std::hint::black_box(acc);
+        let mut end = Instant::now();
+        finished.fetch_add(1, Ordering::AcqRel);
+        let mut c1 = 0;
+        if let Some(f) = feeder.as_deref_mut() {
+            while finished.load(Ordering::Acquire) < threads {
+                f.feed()?;
+                std::thread::sleep(std::time::Duration::from_micros(20));
+            }
+            c1 = f.done()?;
+        }
+        for h in others {
+            end = end.max(
+                h.join()
+                    .map_err(|_| "host loop thread panicked".to_string())?,
+            );
+        }
+        Ok((end, c1 - c0))
+    })?;
+    if let Some(f) = feeder {
+        f.streams.iter().try_for_each(|&st| sync(st))?;
+    }
+    Ok(((end - t0).as_secs_f64(), during))
+}
+
+/// The floor of `beside_nowait4MiB`: the host loop alone and beside the driver's regions,
+/// alternating, one warm-up of each first; the slowdown is the median of each repetition's
+/// beside/alone, as gpu_scenarios.c reports it.
+fn beside(
+    gpu: &Gpu,
+    streams: &[CUstream],
+    reps: usize,
+    scale: usize,
+    print: bool,
+) -> Result<Floor, String> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let n = scaled(BESIDE_WORK, scale);
+    let host = pinned(BESIDE_SLOTS * 4 * MIB)?;
+    let events: Vec<sys::CUevent> = (0..BESIDE_SLOTS)
+        .map(|_| event_new())
+        .collect::<Result<_, _>>()?;
+    let (mut alone, mut beside, mut slow, mut during) = (vec![], vec![], vec![], vec![]);
+    for r in 0..=reps {
+        let (a, _) = host_loop(n, threads, None)?;
+        let mut f = Feeder {
+            gpu,
+            streams,
+            events: &events,
+            host,
+            issued: 0,
+            oldest: 0,
+        };
+        let (b, d) = host_loop(n, threads, Some(&mut f))?;
+        if r > 0 {
+            alone.push(a * 1e3);
+            beside.push(b * 1e3);
+            slow.push((b / a - 1.0) * 100.0);
+            during.push(d as f64);
+        }
+    }
+    let med = |v: &[f64]| crate::bench::median(v);
+    let (a, b, p, d) = (med(&alone), med(&beside), med(&slow), med(&during));
+    if print {
+        println!(
+            "floor={BESIDE} alone_ms={a:.3} beside_ms={b:.3} slowdown_pct={p:.2} regions_during={d:.0} \
+             reps={reps} iters={n} threads={threads}"
+        );
+    }
+    Ok(Floor {
+        name: BESIDE.into(),
+        median_us: b * 1e3,
+        slowdown_pct: Some(p),
+        ..Floor::default()
+    })
 }
 
 #[cfg(test)]
@@ -617,7 +1042,7 @@ mod tests {
     #[test]
     fn ptx_declares_every_kernel_once() {
         let p = super::ptx();
-        for k in ["empty", "fill", "touch1", "touch16", "copyk"] {
+        for k in ["empty", "fill", "touch1", "touch16", "copyk", "spin"] {
             assert_eq!(p.matches(&format!(".entry {k}(")).count(), 1, "{k}");
         }
         assert!(p.ends_with('\0'));
@@ -659,11 +1084,79 @@ mod tests {
     }
 
     #[test]
+    fn selection_and_cpu_floors() {
+        use super::{Floor, cpu_floor, selected, with_cpu_floors};
+        assert!(selected("all", "kernel1s"));
+        assert!(selected("host_clock,all", "empty_blocking_sync"));
+        assert!(!selected("all", "beside_nowait4MiB"));
+        assert!(selected("map64B,beside_nowait4MiB", "beside_nowait4MiB"));
+        assert!(!selected("map64B", "map64B_blocking_sync"));
+        assert_eq!(
+            with_cpu_floors("host_clock,map64B,all"),
+            "host_clock,map64B,all,host_clock_blocking_sync,map64B_blocking_sync"
+        );
+        let f = |name: &str, cpu: f64| {
+            (
+                name.to_string(),
+                Floor {
+                    name: name.into(),
+                    cpu_us: Some(cpu),
+                    ..Floor::default()
+                },
+            )
+        };
+        let floors = [
+            f("empty", 9.0),
+            f("empty_blocking_sync", 3.0),
+            f("kernel1s", 40.0),
+            f("map64B", 20.0),
+        ]
+        .into();
+        // The blocking-sync floor's CPU time, or the floor's own where it blocks (kernel1s);
+        // a floor that spins in cuStreamSynchronize is no CPU floor.
+        assert_eq!(cpu_floor(&floors, "empty"), Some(3.0));
+        assert_eq!(cpu_floor(&floors, "kernel1s"), Some(40.0));
+        assert_eq!(cpu_floor(&floors, "map64B"), None);
+    }
+
+    #[test]
+    fn the_host_loop_is_shared_as_openmps_static_schedule_shares_it() {
+        let s: Vec<_> = (0..3).map(|t| super::share(10, 3, t)).collect();
+        assert_eq!(s, [0..4, 4..8, 8..10]);
+        assert_eq!(super::share(2, 4, 3), 2..2);
+        // Not folded away: different iterations, different chains.
+        assert_ne!(super::chain(1), super::chain(2));
+    }
+
+    /// The beside floor feeds and measures as bench/gpu_scenarios.c does.
+    #[test]
+    fn the_beside_floor_matches_the_program() {
+        let c = include_str!("../../../bench/gpu_scenarios.c");
+        for (name, v) in [
+            ("BESIDE_SLOTS", super::BESIDE_SLOTS),
+            ("BESIDE_WINDOW", super::BESIDE_WINDOW),
+            ("BESIDE_WORK", super::BESIDE_WORK),
+        ] {
+            assert!(
+                c.contains(&format!("#define {name} {v}")),
+                "{name} {v} differs from gpu_scenarios.c"
+            );
+        }
+        assert!(c.contains(&format!("beside={} ", super::BESIDE)));
+        assert!(c.contains("(i & 63) == 0) beside_feed();"));
+        assert!(c.contains("for (int k = 0; k < 1000; ++k)"));
+        // kernel1s: at most 3 repetitions in both.
+        assert!(c.contains("if (!strcmp(name, \"kernel1s\") && n > 3) n = 3;"));
+        assert_eq!(super::reps_for("kernel1s", 5), 3);
+        assert_eq!(super::reps_for("empty", 5), 5);
+    }
+
+    #[test]
     fn without_a_driver_it_says_so() {
         // On machines without libcuda (CI) this is the error; with a GPU it measures.
         // SAFETY: only probes for the library.
         if !unsafe { cudarc::driver::sys::is_culib_present() } {
-            let e = super::run("empty", 1, false, false).unwrap_err();
+            let e = super::run("empty", 1, 1, false, false).unwrap_err();
             assert!(e.contains("no CUDA driver"), "{e}");
         }
     }

@@ -12,6 +12,7 @@ mod bench;
 mod floor;
 mod gomp;
 mod probe;
+mod procs;
 mod run;
 
 use clap::{Parser, Subcommand};
@@ -39,9 +40,11 @@ enum Command {
     /// per-scenario medians and the ratio LLVM/ours.
     Bench(bench::Options),
     /// Measures the raw floor of each GPU scenario of bench/gpu_scenarios.c: the same device
-    /// work done directly with the CUDA driver API (prints `floor=NAME median_us=X`).
+    /// work done directly with the CUDA driver API (prints `floor=NAME median_us=X ...
+    /// cpu_us=Y`; the CPU floors `NAME_blocking_sync` wait with blocking-sync events; the row
+    /// beside_nowait4MiB prints `floor=beside_nowait4MiB alone_ms=... slowdown_pct=...`).
     Floor {
-        /// A scenario name, or "all".
+        /// Scenario names, comma-separated, or "all" (every one but beside_nowait4MiB).
         #[arg(default_value = "all")]
         scenario: String,
         /// Repetitions (the median is reported).
@@ -50,6 +53,9 @@ enum Command {
         /// Also time each scenario's kernels with events (`kernel_us=`).
         #[arg(long)]
         kernels: bool,
+        /// Divides each scenario's iterations (as gpu_scenarios.c's scale does).
+        #[arg(long, default_value_t = 1)]
+        scale: usize,
     },
     /// Driver-API experiments that settle hardware and tool questions (see probe.rs).
     Probe {
@@ -101,9 +107,10 @@ fn main() -> ExitCode {
             scenario,
             reps,
             kernels,
+            scale,
         } => report(
             "floor",
-            floor::run(&scenario, reps.max(1), true, kernels).and_then(|v| {
+            floor::run(&scenario, reps.max(1), scale, true, kernels).and_then(|v| {
                 if v.is_empty() {
                     Err(format!("no scenario named {scenario}"))
                 } else {

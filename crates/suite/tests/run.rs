@@ -340,3 +340,58 @@ fn a_second_suite_runs_against_its_own_oracle() {
         "conformance v7 (LLVM 19 vs ours): 0 agree, 1 FAIL, 0 skipped, of 1"
     );
 }
+
+/// gpu_scenarios as a script: its scenario lines (with cpu_us) per name of its comma list ("all":
+/// empty and kernel1s), waiting at the start barrier when it has one, or the beside line.
+const SCENARIOS: &str = r#"case ${LD_LIBRARY_PATH%%:*} in */ours) t=10 c=5 ;; *) t=30 c=20 ;; esac
+case $1 in
+*beside*) echo "beside=beside_nowait4MiB alone_ms=90.000 beside_ms=92.000 slowdown_pct=2.00 regions_during=200 reps=$2"; exit 0 ;;
+esac
+for s in $(echo ",$1," | sed 's/,all,/,empty,kernel1s,/' | tr , ' '); do
+  if [ -n "${SCEN_READY_FD:-}" ]; then
+    printf r >&"$SCEN_READY_FD"
+    dd bs=1 count=1 status=none <&"$SCEN_START_FD" >/dev/null
+  fi
+  echo "scenario=$s median_us=$((t + ${SCEN_PROC:-0})) min_us=1 reps=$2 iters=10 cpu_us=$c"
+done
+"#;
+
+#[test]
+fn perf_gives_the_cpu_table_the_beside_row_and_eight_processes() {
+    let f = Fixture::new("perf");
+    script(&f.dir.join("bench/gpu_scenarios"), SCENARIOS);
+    let (code, out) = f.run(&["--perf-runs", "1", "--", "perf"], &[]);
+    // No GPU here: the floors are not measured, which fails the calls that ask for them; the
+    // tables come first.
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("CPU time per region"), "{out}");
+    assert!(
+        out.contains("Host loop on all cores beside target nowait regions"),
+        "{out}"
+    );
+    assert!(out.contains("8 processes at once per runtime"), "{out}");
+    // Eight processes, indices 0-7: median 13.5 / 33.5, slowest 17 / 37.
+    let procs = line_with(&out, "map64B                       ");
+    assert_eq!(
+        procs.split_whitespace().collect::<Vec<_>>(),
+        [
+            "map64B", "33.500", "37.000", "1.10x", "13.500", "17.000", "1.26x", "0.40x"
+        ],
+        "{out}"
+    );
+    // The goals among the totals.
+    let totals = &out[out.find("== totals").expect(&out)..];
+    for goal in [
+        "perf goal cpu empty: ours/LLVM 0.25 (<= 1): met",
+        "perf goal cpu kernel1s: ours/LLVM 0.25 (<= 1): met",
+        "perf goal beside beside_nowait4MiB: ours 2.00% (<= 5% and <= LLVM 19's 2.00%): met",
+        "perf goal procs8 map64B: ours slowest/median 1.26 (<= 1.5): met",
+        "perf goal procs8 alloc64MiB_kernel: ours/LLVM 0.40 (<= 1): met",
+    ] {
+        assert!(totals.contains(goal), "{goal}\n{out}");
+    }
+    assert!(
+        f.log("bench.log")
+            .contains("8 processes at once per runtime")
+    );
+}

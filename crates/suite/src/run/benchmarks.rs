@@ -1,7 +1,8 @@
 //! The bench mode (`omptarget-suite bench` on each scenario benchmark of bench/) and the perf mode
 //! (the GPU performance table of docs/PERFORMANCE.md: gpu_scenarios under both runtimes with
-//! the driver floors, then ours under other settings, driver-call profiles, kernel geometry
-//! and, with ncu, kernel durations). Both write bench.log.
+//! the driver floors and the CPU time per region, the host loop beside GPU work, eight processes
+//! on one GPU, then ours under other settings, driver-call profiles, kernel geometry and, with
+//! ncu, kernel durations). Both write bench.log.
 
 use super::Ctx;
 use super::exec::{self, Job, Ran};
@@ -17,11 +18,19 @@ fn is_scenario_benchmark(bin: &Path) -> bool {
     fs::read(bin).is_ok_and(|b| b.windows(9).any(|w| w == b"scenario="))
 }
 
-/// The lines of `omptarget-suite bench`'s table that carry a ratio (they end with `x`).
+/// The lines of `omptarget-suite bench`'s time table that carry a ratio (they end with `x`;
+/// the table ends at its `(median over` line, before the CPU table).
 pub fn ratio_lines(out: &str) -> Vec<&str> {
     out.lines()
+        .take_while(|l| !l.starts_with("(median over"))
         .filter(|l| l.trim_end().ends_with('x'))
         .collect()
+}
+
+/// The goal lines of `omptarget-suite bench` (`goal cpu ...`, `goal beside ...`,
+/// `goal procsN ...`).
+pub fn goal_lines(out: &str) -> Vec<&str> {
+    out.lines().filter(|l| l.starts_with("goal ")).collect()
 }
 
 /// One command with its output merged (stdout then stderr as they come), capped by the
@@ -148,6 +157,26 @@ fn gcc_args(dir: &Path, scratch: &Path) -> Vec<String> {
     .into()
 }
 
+/// The perf mode's rows beside the main table, each one `omptarget-suite bench` call on
+/// gpu_scenarios with PERF_RUNS runs: (title, bench options, program arguments, time limit in
+/// s). The host loop beside target nowait regions (~1 s a process) with its floor, and 8
+/// processes at once (a twentieth of the iterations: each process waits for the others' regions)
+/// with 8 floor processes; together an estimated minute on an H200 at 3 runs.
+const PERF_ROWS: [(&str, &[&str], &[&str], u64); 2] = [
+    (
+        "-- host loop on all cores beside target nowait regions (beside_nowait4MiB), and its floor",
+        &["--floor"],
+        &["beside_nowait4MiB", "5", "1"],
+        150,
+    ),
+    (
+        "-- 8 processes at once on the GPU (map64B, alloc64MiB_kernel at scale 20), and 8 floor processes",
+        &["--procs", "8", "--procs-timeout-s", "120", "--floor"],
+        &["map64B,alloc64MiB_kernel", "5", "20"],
+        300,
+    ),
+];
+
 /// Up to `n` lines of a profile (`omptarget-rs profile` lines with ` calls `).
 fn profile_lines(out: &str, n: usize) -> Vec<&str> {
     out.lines()
@@ -224,6 +253,34 @@ pub fn perf(ctx: &Ctx) {
         .find(|l| l.starts_with("GCC 12 on the GPU:"))
     {
         ctx.total(format!("perf {}", l.split(" (").next().unwrap_or(l)));
+    }
+    // The goals are reported among the totals, not failed: a measurement, not a check.
+    for l in goal_lines(&r.stdout) {
+        ctx.total(format!("perf {l}"));
+    }
+
+    for (title, extra, args, limit) in PERF_ROWS {
+        show(title);
+        if ctx.deadline.passed() {
+            show(&format!("perf {}: SKIP(time)", args[0]));
+            ctx.incomplete();
+            continue;
+        }
+        let mut a = bench_args(ctx, &sc, oracle, ours);
+        a.extend(["--runs", runs.as_str()].map(String::from));
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a.push("--".into());
+        a.extend(args.iter().map(|s| s.to_string()));
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        let r = step.run(&ctx.exe, &a, None, &[], limit);
+        show(r.stdout.trim_end());
+        for l in goal_lines(&r.stdout) {
+            ctx.total(format!("perf {l}"));
+        }
+        if !r.status.success() {
+            show(&format!("perf: {} failed ({})", args[0], r.status));
+            ctx.fail();
+        }
     }
 
     show(
@@ -470,6 +527,15 @@ mod tests {
                    map64          59.3         18.5        3.21x \n\
                    (median over 3 runs of each run's per-region median; runs alternate)\n";
         assert_eq!(ratio_lines(out).len(), 2);
+        // Only the time table's rows: the CPU table after it has ratios too.
+        let both = format!(
+            "{out}\nCPU time per region\nempty    1.0    0.5    0.50x\ngoal cpu empty: ours/LLVM 0.50 (<= 1): met\n"
+        );
+        assert_eq!(ratio_lines(&both).len(), 2);
+        assert_eq!(
+            goal_lines(&both),
+            ["goal cpu empty: ours/LLVM 0.50 (<= 1): met"]
+        );
         let prof = "scenario=empty median_us=9\nomptarget-rs profile (host time in CUDA driver calls):\n  cuInit   1 calls  5 us total\n  cuLaunchKernel  9 calls 3 us total\n";
         assert_eq!(profile_lines(prof, 1), ["  cuInit   1 calls  5 us total"]);
     }

@@ -4,7 +4,8 @@
 //!
 //! Modes: `conformance` (each program under the oracle runtime and ours, outputs compared;
 //! the other ABI builds under ours against our first run), `examples`, `bench`, `perf` (the
-//! GPU performance table), `sanitize` (compute-sanitizer's four tools under both runtimes),
+//! GPU performance table with its CPU table, the host loop beside target nowait regions and
+//! eight processes on one GPU), `sanitize` (compute-sanitizer's four tools under both runtimes),
 //! `tools` (the tool interfaces: gpu/tools/ programs, see `tools.rs`),
 //! `all` (= conformance examples bench sanitize). Work not started before the deadline is
 //! reported as `SKIP(time)` and every run is capped so that none outlives it: one device call

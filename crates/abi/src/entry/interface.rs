@@ -321,8 +321,11 @@ export! {
             *Box::from_raw(std::mem::replace(slot, std::ptr::null_mut()).cast::<AsyncInfo>())
         };
         let count = QUERY_COUNT.with(|c| c.get());
+        // Once the construct is complete and released, the exit no longer waits for it.
         let done = if count >= rt.config.query_count_threshold {
-            take(slot).synchronize().map(|_| true)
+            let r = take(slot).synchronize().map(|_| true);
+            rt.note_held(-1);
+            r
         } else {
             // Polled in place: a construct still running stays boxed in its slot.
             // SAFETY: see above; the slot keeps owning it during this call.
@@ -331,6 +334,7 @@ export! {
             if !matches!(done, Ok(false)) {
                 // Complete (or failed, then dropping it waits and releases): out of the slot.
                 drop(take(slot));
+                rt.note_held(-1);
             }
             done
         };

@@ -228,6 +228,8 @@ fn begin_async(rt: &Runtime, dev: &Arc<Device>, slot: Option<*mut *mut c_void>) 
         if !held.is_null() {
             // SAFETY: see above; the pointer is taken out of the slot, so it is owned once.
             let ai = unsafe { Box::from_raw(held.cast::<AsyncInfo>()) };
+            // This construct (in flight itself) takes it over, or waits for it below.
+            rt.note_held(-1);
             if ai.device_id() == dev.id {
                 return *ai;
             }
@@ -272,6 +274,8 @@ fn end_async(
     // SAFETY: the slot belongs to the current target task; libomp passes it back to
     // __tgt_target_nowait_query until we reset it.
     unsafe { *slot = Box::into_raw(Box::new(ai)).cast() };
+    // Counted until a query finds it complete: the exit must not free what it uses.
+    rt.note_held(1);
     Ok(())
 }
 

@@ -35,6 +35,10 @@ struct Stripe(AtomicIsize);
 /// The constructs running now, and whether the program's exit is unloading its image.
 pub(crate) struct InFlight {
     stripes: Box<[Stripe]>,
+    /// `nowait` constructs that returned to libomp with their work still running, held in
+    /// their target task's slot until a query finds them complete ([`Runtime::note_held`]):
+    /// between polls no thread is inside them, but their queues and mappings are in use.
+    held: AtomicIsize,
     /// The gate: set while the exiting thread unregisters the program's own binary.
     closed: AtomicBool,
 }
@@ -43,6 +47,7 @@ impl Default for InFlight {
     fn default() -> Self {
         Self {
             stripes: (0..STRIPES).map(|_| Stripe::default()).collect(),
+            held: AtomicIsize::new(0),
             closed: AtomicBool::new(false),
         }
     }
@@ -165,6 +170,15 @@ impl Runtime {
         }
     }
 
+    /// A `nowait` construct was left running in its task's slot (`delta` 1), or one so left
+    /// completed or was taken over by a construct of its task (-1). The exit waits for these
+    /// as for constructs running on other threads: its unregistration frees the devices'
+    /// memory and queues, which their work still uses. (When `main` exits, its `taskwait`
+    /// completes them first; another thread's `exit` has only this count to go by.)
+    pub fn note_held(&self, delta: isize) {
+        self.in_flight.held.fetch_add(delta, Ordering::SeqCst);
+    }
+
     /// Whether the program's exit is unloading its image now.
     pub fn exiting(&self) -> bool {
         self.in_flight.closed.load(Ordering::Acquire)
@@ -195,6 +209,8 @@ impl Runtime {
         for s in self.in_flight.stripes.iter() {
             s.0.store(0, Ordering::Relaxed);
         }
+        // The parent's target tasks are not in the child either.
+        self.in_flight.held.store(0, Ordering::Relaxed);
         self.in_flight.stripes[my_stripe()]
             .0
             .store(THREAD.with(|t| t.mine.get()), Ordering::Relaxed);
@@ -213,7 +229,8 @@ impl Runtime {
                 .iter()
                 .map(|s| s.0.load(Ordering::SeqCst))
                 .sum::<isize>()
-                - mine;
+                - mine
+                + self.in_flight.held.load(Ordering::SeqCst);
             if running <= 0 {
                 return;
             }

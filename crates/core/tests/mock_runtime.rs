@@ -173,6 +173,34 @@ fn hold_references_survive_delete() {
     assert!(!fx.rt.target_is_present(addr(&*a), 0));
 }
 
+/// `use_device_ptr` / `use_device_addr` (a zero-size RETURN_PARAM item): the base becomes the
+/// device address when the lookup finds a mapping (also below a sub-section, from the
+/// mapping's base), and stays the host address when it finds none (OpenMP 5.2 §5.4.8,
+/// §5.4.10; LLVM 19 made it null).
+#[test]
+fn use_device_ptr_translates_found_data_and_keeps_other_addresses() {
+    let fx = fixture(1, false, false);
+    let a = Box::new([0i32; 8]);
+    let dev = fx.rt.device(0).unwrap();
+    let translate = |p: usize| {
+        with_args(&[(p, 0, mt::RETURN_PARAM)], |args| {
+            let mut ai = fx.rt.async_info(&dev);
+            fx.rt.data_begin(&dev, args, &mut ai).unwrap();
+            fx.rt.data_end(&dev, args, &mut ai).unwrap();
+            ai.synchronize().unwrap();
+            args.bases[0]
+        })
+    };
+    let at = |i: usize| addr(&a[i]);
+    assert_eq!(translate(at(4)), at(4), "nothing mapped: the address stays");
+    enter(&fx.rt, &[(at(4), 8, mt::TO)]).unwrap();
+    let d4 = fx.rt.mapped_ptr(&dev, at(4)).expect("mapped");
+    assert_eq!(translate(at(5)), d4 + 4, "inside the mapping");
+    assert_eq!(translate(at(6)), at(6), "at its end: not found, kept");
+    exit(&fx.rt, &[(at(4), 8, mt::DELETE)]).unwrap();
+    assert!(!fx.rt.target_is_present(at(4), 0));
+}
+
 #[test]
 fn present_on_unmapped_data_is_an_error_that_changes_nothing() {
     let fx = fixture(1, false, false);

@@ -340,7 +340,11 @@ impl Constructs<'_> {
                 // of `use_device_ptr`, on unmapped data).
                 trace::empty_mapping(self.info_level(), dev.id, args.name(i));
             }
-            if ty & mt::RETURN_PARAM != 0 {
+            // use_device_ptr / use_device_addr: the device address of the base. A lookup that
+            // finds no mapping keeps the host address, which the program asserts is valid on
+            // the device (OpenMP 5.2 §5.4.8, §5.4.10), as LLVM 22 does; LLVM 19 gives null
+            // (docs/DIVERGENCES.md).
+            if ty & mt::RETURN_PARAM != 0 && tgt != 0 {
                 args.bases[i] = tgt.wrapping_sub(begin.wrapping_sub(base));
             }
             // A pointee used in place under unified shared memory needs no attachment.

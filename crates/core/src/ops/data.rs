@@ -470,11 +470,15 @@ impl Constructs<'_> {
         ai.mark_use(e, id);
         // As LLVM 19: whether this item releases the last reference is decided from the
         // count before it (so an item that finds the count already zeroed by an earlier
-        // `delete` of the same construct copies nothing back), and a member of a mapped
-        // struct, which holds no reference of its own, changes no count, `delete` or not.
+        // `delete` of the same construct copies nothing back). A member of a mapped struct
+        // holds no reference of its own: it changes no count, except that its `delete` leaves
+        // at most one reference, which the struct's own item, processed after its members,
+        // releases (`exit data map(delete: s.b[1:2])` removes `s` whatever its count).
         let is_last = e.release_would_remove(hold, delete);
         if update_ref {
             e.release(hold, delete);
+        } else if delete {
+            e.reset_for_member_delete(hold);
         }
         let action = if !update_ref {
             RefAction::Suppressed

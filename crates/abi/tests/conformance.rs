@@ -484,6 +484,13 @@ fn check_program(oracle: &Oracle, src: &Path, build: &Path, ours: &Path) -> Resu
         let expected = expected()?;
         let status = d.status_for(oracle.name);
         if ours_out.stdout != expected || ours_out.status != status {
+            if let Some(lines) = line_differences(&expected, &ours_out.stdout) {
+                return Err(format!(
+                    "{stem}: expected the specified result ({why}); ours ends with `{}`, \
+                     stdout differs from NAME.expected in {lines}",
+                    ours_out.status
+                ));
+            }
             return Err(format!(
                 "{stem}: expected the specified result ({why}):\n{expected}\nours:\n{}",
                 describe(&ours_out)
@@ -501,6 +508,26 @@ fn check_program(oracle: &Oracle, src: &Path, build: &Path, ours: &Path) -> Resu
         && ours_out.stdout == llvm_out.stdout
         && (!d.stderr || ours_out.stderr == llvm_out.stderr);
     if !same {
+        // A generated program's hundreds of lines: the lines that differ, not both outputs.
+        if let Some(lines) = line_differences(&llvm_out.stdout, &ours_out.stdout) {
+            let stderr = if d.stderr && ours_out.stderr != llvm_out.stderr {
+                line_differences(&llvm_out.stderr, &ours_out.stderr)
+                    .map(|l| format!("\nstderr differs in {l}"))
+                    .unwrap_or_else(|| {
+                        format!(
+                            "\n--- ours' stderr\n{}\n--- LLVM's stderr\n{}",
+                            ours_out.stderr, llvm_out.stderr
+                        )
+                    })
+            } else {
+                String::new()
+            };
+            return Err(format!(
+                "{stem}: outputs differ (status: ours `{}`, LLVM ({}) `{}`); stdout differs in \
+                 {lines}{stderr}",
+                ours_out.status, oracle.name, llvm_out.status
+            ));
+        }
         return Err(format!(
             "{stem}: outputs differ\n--- ours\n{}\n--- LLVM ({})\n{}",
             describe(&ours_out),
@@ -520,6 +547,40 @@ fn check_program(oracle: &Oracle, src: &Path, build: &Path, ours: &Path) -> Resu
         ));
     }
     Ok(())
+}
+
+/// For long outputs (a generated suite's one line per case): how many lines differ and the
+/// first of them, each as LLVM's (or the expected) line then ours, with its number. `None`
+/// when both outputs are short enough to be shown whole (or do not differ).
+fn line_differences(theirs: &str, ours: &str) -> Option<String> {
+    const LONG: usize = 60;
+    const SHOWN: usize = 12;
+    let (a, b): (Vec<&str>, Vec<&str>) = (theirs.lines().collect(), ours.lines().collect());
+    if a.len().max(b.len()) <= LONG || theirs == ours {
+        return None;
+    }
+    let differing: Vec<usize> = (0..a.len().max(b.len()))
+        .filter(|&i| a.get(i) != b.get(i))
+        .collect();
+    let mut out = format!(
+        "{} of {} lines ({} against {} lines):",
+        differing.len(),
+        a.len().max(b.len()),
+        a.len(),
+        b.len()
+    );
+    for &i in differing.iter().take(SHOWN) {
+        out.push_str(&format!(
+            "\n  line {}\n    them: {}\n    ours: {}",
+            i + 1,
+            a.get(i).unwrap_or(&"(none)"),
+            b.get(i).unwrap_or(&"(none)")
+        ));
+    }
+    if differing.len() > SHOWN {
+        out.push_str(&format!("\n  ... {} more", differing.len() - SHOWN));
+    }
+    Some(out)
 }
 
 /// Every program, built by each compiler, agrees with that compiler's LLVM runtime.
@@ -652,6 +713,17 @@ fn c_programs_agree_with_llvm() {
         "{} programs disagree with their LLVM runtime",
         failed.len()
     );
+}
+
+#[test]
+fn long_outputs_are_compared_line_by_line() {
+    let theirs: String = (0..100).map(|i| format!("case {i} ok\n")).collect();
+    let ours = theirs.replace("case 7 ok", "case 7 bad");
+    let report = line_differences(&theirs, &ours).expect("long outputs that differ");
+    assert!(report.starts_with("1 of 100 lines"), "{report}");
+    assert!(report.contains("line 8\n    them: case 7 ok\n    ours: case 7 bad"));
+    assert_eq!(line_differences(&theirs, &theirs), None);
+    assert_eq!(line_differences("a\n", "b\n"), None);
 }
 
 #[test]

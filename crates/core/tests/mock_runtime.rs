@@ -173,6 +173,71 @@ fn hold_references_survive_delete() {
     assert!(!fx.rt.target_is_present(addr(&*a), 0));
 }
 
+/// `use_device_ptr` / `use_device_addr` (a zero-size RETURN_PARAM item): the base becomes the
+/// device address when the lookup finds a mapping (also below a sub-section, from the
+/// mapping's base), and stays the host address when it finds none (OpenMP 5.2 §5.4.8,
+/// §5.4.10; LLVM 19 made it null).
+#[test]
+fn use_device_ptr_translates_found_data_and_keeps_other_addresses() {
+    let fx = fixture(1, false, false);
+    let a = Box::new([0i32; 8]);
+    let dev = fx.rt.device(0).unwrap();
+    let translate = |p: usize| {
+        with_args(&[(p, 0, mt::RETURN_PARAM)], |args| {
+            let mut ai = fx.rt.async_info(&dev);
+            fx.rt.data_begin(&dev, args, &mut ai).unwrap();
+            fx.rt.data_end(&dev, args, &mut ai).unwrap();
+            ai.synchronize().unwrap();
+            args.bases[0]
+        })
+    };
+    let at = |i: usize| addr(&a[i]);
+    assert_eq!(translate(at(4)), at(4), "nothing mapped: the address stays");
+    enter(&fx.rt, &[(at(4), 8, mt::TO)]).unwrap();
+    let d4 = fx.rt.mapped_ptr(&dev, at(4)).expect("mapped");
+    assert_eq!(translate(at(5)), d4 + 4, "inside the mapping");
+    assert_eq!(translate(at(6)), at(6), "at its end: not found, kept");
+    exit(&fx.rt, &[(at(4), 8, mt::DELETE)]).unwrap();
+    assert!(!fx.rt.target_is_present(at(4), 0));
+}
+
+/// A struct member's `delete` (MEMBER_OF, no reference of its own) leaves the struct one
+/// reference, which the struct's own item (processed after its members) releases: `exit data
+/// map(delete: s.b[1:2])` removes `s` whatever its count, as LLVM does. On a held entry
+/// without dynamic references it adds none: the hold's end removes it.
+#[test]
+fn a_member_delete_removes_its_struct_and_never_adds_a_reference() {
+    let fx = fixture(1, false, false);
+    let s = Box::new([0i32; 12]);
+    let (whole, member) = ((addr(&*s), 48), (addr(&s[6]), 8));
+    let member_of_1 = 1u64 << 48;
+    let delete_member = [
+        (member.0, member.1, 0),
+        (member.0, member.1, member_of_1 | mt::DELETE),
+    ];
+    for _ in 0..3 {
+        enter(&fx.rt, &[(whole.0, whole.1, mt::TO)]).unwrap();
+    }
+    exit(&fx.rt, &delete_member).unwrap();
+    assert!(!fx.rt.target_is_present(whole.0, 0), "count 3, yet gone");
+    // Held, no dynamic reference; the struct's item (here s itself) extends the entry.
+    enter(&fx.rt, &[(member.0, member.1, mt::TO | mt::OMPX_HOLD)]).unwrap();
+    exit(
+        &fx.rt,
+        &[
+            (whole.0, whole.1, 0),
+            (member.0, member.1, member_of_1 | mt::DELETE),
+        ],
+    )
+    .unwrap();
+    assert!(fx.rt.target_is_present(member.0, 0), "the hold keeps it");
+    exit(&fx.rt, &[(member.0, member.1, mt::OMPX_HOLD)]).unwrap();
+    assert!(
+        !fx.rt.target_is_present(member.0, 0),
+        "no dynamic reference was added"
+    );
+}
+
 #[test]
 fn present_on_unmapped_data_is_an_error_that_changes_nothing() {
     let fx = fixture(1, false, false);

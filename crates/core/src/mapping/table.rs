@@ -207,6 +207,20 @@ impl Entry {
         had_one && self.counts_after(hold, delete) == Some((0, 0))
     }
 
+    /// The `delete` of a struct member, which holds no reference of its own (LLVM's
+    /// `resetRefCount` on an item whose count update is suppressed): a count of its kind above
+    /// 1 drops to 1, so that the release of the struct's own item, which the construct
+    /// processes after its members, removes the entry. A count of 0 stays 0: a `delete` never
+    /// adds a reference (LLVM 19 sets it to 1, so that a held entry outlives its hold;
+    /// docs/DIVERGENCES.md).
+    pub fn reset_for_member_delete(&mut self, hold: bool) {
+        if hold {
+            self.hold_refs = self.hold_refs.min(1);
+        } else if let RefCount::Finite(n) = &mut self.dyn_refs {
+            *n = (*n).min(1);
+        }
+    }
+
     /// Releases one reference of the given kind, or zeroes it for `delete`. Returns whether
     /// the entry now has no references. A hold reference on an entry with an infinite
     /// dynamic count (`omp_target_associate_ptr`, globals) is released too.
@@ -563,5 +577,27 @@ mod tests {
         g.dyn_refs = RefCount::Infinite;
         assert!(!g.release(false, true));
         assert_eq!(g.total_refs(), None);
+        g.reset_for_member_delete(false);
+        assert_eq!(g.dyn_refs, RefCount::Infinite);
+    }
+
+    #[test]
+    fn a_member_delete_leaves_one_reference_for_its_struct_to_release() {
+        let mut e = entry(0, 8);
+        e.add_ref(false);
+        e.add_ref(false);
+        e.reset_for_member_delete(false);
+        assert_eq!(e.dyn_refs, RefCount::Finite(1));
+        assert!(
+            e.release_would_remove(false, false),
+            "the struct's release removes it"
+        );
+        // A held entry without dynamic references gets none.
+        let mut h = entry(0, 8);
+        h.add_ref(true);
+        h.release(false, true);
+        h.reset_for_member_delete(false);
+        assert_eq!((h.dyn_refs, h.hold_refs), (RefCount::Finite(0), 1));
+        assert!(h.release(true, false), "the hold's end removes it");
     }
 }

@@ -340,7 +340,11 @@ impl Constructs<'_> {
                 // of `use_device_ptr`, on unmapped data).
                 trace::empty_mapping(self.info_level(), dev.id, args.name(i));
             }
-            if ty & mt::RETURN_PARAM != 0 {
+            // use_device_ptr / use_device_addr: the device address of the base. A lookup that
+            // finds no mapping keeps the host address, which the program asserts is valid on
+            // the device (OpenMP 5.2 §5.4.8, §5.4.10), as LLVM 22 does; LLVM 19 gives null
+            // (docs/DIVERGENCES.md).
+            if ty & mt::RETURN_PARAM != 0 && tgt != 0 {
                 args.bases[i] = tgt.wrapping_sub(begin.wrapping_sub(base));
             }
             // A pointee used in place under unified shared memory needs no attachment.
@@ -466,11 +470,15 @@ impl Constructs<'_> {
         ai.mark_use(e, id);
         // As LLVM 19: whether this item releases the last reference is decided from the
         // count before it (so an item that finds the count already zeroed by an earlier
-        // `delete` of the same construct copies nothing back), and a member of a mapped
-        // struct, which holds no reference of its own, changes no count, `delete` or not.
+        // `delete` of the same construct copies nothing back). A member of a mapped struct
+        // holds no reference of its own: it changes no count, except that its `delete` leaves
+        // at most one reference, which the struct's own item, processed after its members,
+        // releases (`exit data map(delete: s.b[1:2])` removes `s` whatever its count).
         let is_last = e.release_would_remove(hold, delete);
         if update_ref {
             e.release(hold, delete);
+        } else if delete {
+            e.reset_for_member_delete(hold);
         }
         let action = if !update_ref {
             RefAction::Suppressed

@@ -404,6 +404,26 @@ fn map64_work(gpu: &Gpu, host: usize, st: CUstream) -> Result<(), String> {
     free(a, st)
 }
 
+/// One round of `nowait32x4MiB`'s device work, queued: on each stream a region of 4 MiB
+/// (allocate, copy from `input`, kernel, copy to `output`, free), then `after(r, stream)`.
+fn nowait_round(
+    gpu: &Gpu,
+    streams: &[CUstream],
+    input: usize,
+    output: usize,
+    mut after: impl FnMut(usize, CUstream) -> Result<(), String>,
+) -> Result<(), String> {
+    for (r, &st) in streams.iter().enumerate() {
+        let a = alloc(4 * MIB, st)?;
+        h2d(a, input + r * 4 * MIB, 4 * MIB, st)?;
+        gpu.fill(a, 4 * MIB, st)?;
+        d2h(output + r * 4 * MIB, a, 4 * MIB, st)?;
+        free(a, st)?;
+        after(r, st)?;
+    }
+    Ok(())
+}
+
 /// One `map(tofrom: 64 B)` region, waited for.
 fn map64_region(gpu: &Gpu, host: usize, st: CUstream) -> Result<(), String> {
     map64_work(gpu, host, st)?;
@@ -692,13 +712,7 @@ pub fn run(
             per: 32,
             f: Box::new(|n| {
                 for _ in 0..n {
-                    for (r, &st) in streams[..32].iter().enumerate() {
-                        let a = alloc(4 * MIB, st)?;
-                        h2d(a, nowait_in + r * 4 * MIB, 4 * MIB, st)?;
-                        gpu.fill(a, 4 * MIB, st)?;
-                        d2h(nowait_out + r * 4 * MIB, a, 4 * MIB, st)?;
-                        free(a, st)?;
-                    }
+                    nowait_round(&gpu, &streams[..32], nowait_in, nowait_out, |_, _| Ok(()))?;
                     for &st in &streams[..32] {
                         sync(st)?;
                     }
@@ -752,14 +766,9 @@ pub fn run(
             per: 32,
             f: Box::new(|n| {
                 for _ in 0..n {
-                    for (r, &st) in streams[..32].iter().enumerate() {
-                        let a = alloc(4 * MIB, st)?;
-                        h2d(a, nowait_in + r * 4 * MIB, 4 * MIB, st)?;
-                        gpu.fill(a, 4 * MIB, st)?;
-                        d2h(nowait_out + r * 4 * MIB, a, 4 * MIB, st)?;
-                        free(a, st)?;
-                        event_record(blocking32[r], st)?;
-                    }
+                    nowait_round(&gpu, &streams[..32], nowait_in, nowait_out, |r, st| {
+                        event_record(blocking32[r], st)
+                    })?;
                     for &e in &blocking32 {
                         // SAFETY: waits for a recorded live event.
                         ck("cuEventSynchronize", unsafe { sys::cuEventSynchronize(e) })?;

@@ -267,6 +267,24 @@ impl Staging {
         }
     }
 
+    /// A staging without a context or pinned memory, for tests that drive its bookkeeping
+    /// (no CUDA call: the copy kernel is off, nothing is pinned).
+    #[cfg(test)]
+    pub(super) fn for_tests(helpers: usize) -> Self {
+        Self::new(
+            std::ptr::null_mut(),
+            0,
+            Options {
+                limit: 0,
+                helpers,
+                batching: true,
+                copy_kernel: false,
+                pack: true,
+            },
+            std::sync::Arc::new(crate::wait::Waiter::new(None)),
+        )
+    }
+
     /// The shard holding `stream`'s records.
     fn shard(&self, stream: usize) -> &Shard {
         &self.shards[shard_of(stream)]
@@ -591,18 +609,7 @@ mod tests {
 
     #[test]
     fn parallel_runs_every_index_once_and_reports_an_error() {
-        let s = Staging::new(
-            std::ptr::null_mut(),
-            0,
-            Options {
-                limit: 0,
-                helpers: 4,
-                batching: true,
-                copy_kernel: true,
-                pack: true,
-            },
-            std::sync::Arc::new(crate::wait::Waiter::new(None)),
-        );
+        let s = Staging::for_tests(4);
         let seen: Vec<AtomicUsize> = (0..37).map(|_| AtomicUsize::new(0)).collect();
         // Below PARALLEL_MIN: on the caller's thread only.
         s.parallel(37, 1, |i| {

@@ -172,18 +172,7 @@ mod tests {
     #[test]
     fn small_copies_share_an_arena_until_the_stream_completes() {
         use crate::staging::{ARENA, PACK_ALIGN};
-        let st = Staging::new(
-            std::ptr::null_mut(),
-            0,
-            crate::staging::Options {
-                limit: 0,
-                helpers: 1,
-                batching: true,
-                copy_kernel: false,
-                pack: true,
-            },
-            std::sync::Arc::new(crate::wait::Waiter::new(None)),
-        );
+        let st = Staging::for_tests(1);
         let class = super::super::buffers::class_of(ARENA);
         let mut mem = vec![0u8; 3 * ARENA];
         let base = mem.as_mut_ptr() as usize;
@@ -246,18 +235,7 @@ mod tests {
     /// their capacity for the next construct. (No CUDA call: non-evented copies only.)
     #[test]
     fn landings_arrive_in_order_after_one_wait_and_keep_their_capacity() {
-        let st = Staging::new(
-            std::ptr::null_mut(),
-            0,
-            crate::staging::Options {
-                limit: 0,
-                helpers: 1,
-                batching: true,
-                copy_kernel: true,
-                pack: true,
-            },
-            std::sync::Arc::new(crate::wait::Waiter::new(None)),
-        );
+        let st = Staging::for_tests(1);
         let mut bufs = [[1u8; 4], [2u8; 4], [3u8; 4]];
         let mut home = [0u8; 6];
         let stream = 7;
@@ -308,18 +286,7 @@ mod tests {
     /// its place, the last chunk shorter than the others.
     #[test]
     fn large_landings_go_home_in_pieces() {
-        let st = Staging::new(
-            std::ptr::null_mut(),
-            0,
-            crate::staging::Options {
-                limit: 0,
-                helpers: 4,
-                batching: true,
-                copy_kernel: true,
-                pack: true,
-            },
-            std::sync::Arc::new(crate::wait::Waiter::new(None)),
-        );
+        let st = Staging::for_tests(4);
         let size = PARALLEL_MIN + CHUNK / 2 + 3;
         let src: Vec<u8> = (0..size).map(|i| (i * 7 % 251) as u8).collect();
         let mut bufs: Vec<Vec<u8>> = src.chunks(CHUNK).map(|c| c.to_vec()).collect();

@@ -325,24 +325,36 @@ static void mm_buf_items(mm_spans *out) {
 }
 static void mm_no_items(mm_spans *out) { (void)out; }
 
-// The generated constructs on buf read mm.lo / mm.len (and mm.lo2 / mm.len2).
+// The generated constructs on buf read mm.lo / mm.len (and mm.lo2 / mm.len2). With
+// MM_NOWAIT defined, the stand-alone data constructs are `nowait` (a deferred target task)
+// and each is followed by a `taskwait`: the same rules must hold for the asynchronous form.
+#ifdef MM_NOWAIT
+#define MM_NW nowait
+#define MM_NW_WAIT MM_PRAGMA(omp taskwait)
+#else
+#define MM_NW
+#define MM_NW_WAIT
+#endif
 #define MM_ENTER(ID, ...)                                                                       \
   static void ID(char *line, size_t cap) {                                                      \
     (void)line; (void)cap;                                                                      \
     int lo = mm.lo, len = mm.len;                                                               \
-    MM_PRAGMA(omp target enter data map(__VA_ARGS__ : buf[lo:len]))                             \
+    MM_PRAGMA(omp target enter data map(__VA_ARGS__ : buf[lo:len]) MM_NW)                       \
+    MM_NW_WAIT                                                                                  \
   }
 #define MM_EXIT(ID, ...)                                                                        \
   static void ID(char *line, size_t cap) {                                                      \
     (void)line; (void)cap;                                                                      \
     int lo = mm.lo, len = mm.len;                                                               \
-    MM_PRAGMA(omp target exit data map(__VA_ARGS__ : buf[lo:len]))                              \
+    MM_PRAGMA(omp target exit data map(__VA_ARGS__ : buf[lo:len]) MM_NW)                        \
+    MM_NW_WAIT                                                                                  \
   }
 #define MM_UPDATE(ID, ...)                                                                      \
   static void ID(char *line, size_t cap) {                                                      \
     (void)line; (void)cap;                                                                      \
     int lo = mm.lo, len = mm.len;                                                               \
-    MM_PRAGMA(omp target update __VA_ARGS__)                                                    \
+    MM_PRAGMA(omp target update __VA_ARGS__ MM_NW)                                              \
+    MM_NW_WAIT                                                                                  \
   }
 // The inside of a `target data` case: observed, then the device copy and the host copy get
 // new values so the copy back at its end shows.

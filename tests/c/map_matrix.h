@@ -667,7 +667,14 @@ static int mm_main(const mm_matrix *m, int argc, char **argv) {
     return 0;
   }
   // MAP_MATRIX_EXEC=1 takes the GPU's path on the host.
-  int exec_children = default_device_is_gpu() || getenv("MAP_MATRIX_EXEC") != NULL;
+  int one_per_construct = default_device_is_gpu() || getenv("MAP_MATRIX_EXEC") != NULL;
+#ifdef MM_NOWAIT
+  // A forked child has none of libomp's helper threads, which run the nowait form's target
+  // tasks (libomp crashes or hangs there, under either runtime): every child execs.
+  int exec_children = 1;
+#else
+  int exec_children = one_per_construct;
+#endif
   int total = 0, children = 0;
   for (int c = 0; c < m->nconstructs; c++) {
     int construct_children = 0;
@@ -682,7 +689,7 @@ static int mm_main(const mm_matrix *m, int argc, char **argv) {
         }
         // A child that execs starts the device afresh (a CUDA context: a good part of a
         // second): one error case per construct there, the others named but not run.
-        if (exec_children && construct_children > 0) {
+        if (one_per_construct && construct_children > 0) {
           char line[256];
           mm_header(line, sizeof line, &m->constructs[c], &m->priors[p], &m->sections[s]);
           printf("%s | child not run (one error case per construct with exec)\n", line);

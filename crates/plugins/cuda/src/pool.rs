@@ -24,7 +24,9 @@ pub(crate) struct Pool {
     active: AtomicBool,
     running: AtomicBool,
     stop: AtomicBool,
-    governor: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// The governor thread and the process that started it: a `fork()`ed child has a copy of
+    /// the handle but not the thread, and must not join it.
+    governor: Mutex<Option<(std::thread::JoinHandle<()>, u32)>>,
 }
 
 // SAFETY: the pool and context handles may be used from any thread once the context is
@@ -84,7 +86,7 @@ impl Pool {
             .spawn(move || pool.govern_loop());
         if let Ok(h) = spawned {
             self.running.store(true, Ordering::Release);
-            *slot = Some(h);
+            *slot = Some((h, std::process::id()));
         }
     }
 
@@ -95,10 +97,16 @@ impl Pool {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .take();
-        if let Some(h) = h {
-            self.stop.store(true, Ordering::Release);
-            h.thread().unpark();
-            let _ = h.join();
+        match h {
+            Some((h, pid)) if pid == std::process::id() => {
+                self.stop.store(true, Ordering::Release);
+                h.thread().unpark();
+                let _ = h.join();
+            }
+            // In a fork child the thread does not exist: joining it would wait for nothing
+            // (pthread_join of a thread of another process) and std panics on what it finds.
+            Some((h, _)) => std::mem::forget(h),
+            None => {}
         }
         self.running.store(false, Ordering::Release);
     }

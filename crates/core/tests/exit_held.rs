@@ -59,3 +59,55 @@ fn a_fork_child_holds_none_of_its_parents_constructs() {
     rt.end_exit();
     assert!(started.elapsed() < Duration::from_secs(1));
 }
+
+/// While the exit waits for the constructs in flight, a construct of a libomp target task
+/// (created before the exit began) passes the gate and the exit waits for it; any other
+/// construct waits at the gate until the unregistration is over.
+#[test]
+fn a_target_task_construct_passes_the_draining_gate_and_is_waited_for() {
+    let rt = runtime();
+    // Something in flight keeps the exit draining while the other threads arrive.
+    rt.note_held(1);
+    let exiting = rt.clone();
+    let exit = std::thread::spawn(move || {
+        let started = Instant::now();
+        exiting.begin_exit(Duration::from_secs(10));
+        let took = started.elapsed();
+        exiting.end_exit();
+        took
+    });
+    std::thread::sleep(Duration::from_millis(50));
+    assert!(rt.exiting());
+    // A target task's construct passes at once and holds the exit while it runs.
+    let task = rt.clone();
+    let task = std::thread::spawn(move || {
+        let began = Instant::now();
+        let scope = task.construct_scope(None, || true);
+        let waited = began.elapsed();
+        task.note_held(-1);
+        std::thread::sleep(Duration::from_millis(200));
+        drop(scope);
+        waited
+    });
+    // Any other construct waits for the end of the exit.
+    std::thread::sleep(Duration::from_millis(20));
+    let other = rt.clone();
+    let plain = std::thread::spawn(move || {
+        let _scope = other.construct_scope(None, || false);
+        !other.exiting()
+    });
+    let task_waited = task.join().unwrap();
+    let took = exit.join().unwrap();
+    assert!(
+        task_waited < Duration::from_millis(100),
+        "the task's construct waited {task_waited:?} at the gate"
+    );
+    assert!(
+        took >= Duration::from_millis(240) && took < Duration::from_secs(5),
+        "the exit waited {took:?}, not for the task's construct"
+    );
+    assert!(
+        plain.join().unwrap(),
+        "a plain construct ran while the exit unloaded"
+    );
+}

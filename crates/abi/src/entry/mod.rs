@@ -117,7 +117,11 @@ fn construct_guard<R>(
     f: impl FnOnce(&'static Runtime, &omptarget_core::runtime::ConstructScope<'static>) -> R,
 ) -> R {
     let rt = runtime();
-    let running = rt.construct_scope(Some((name, loc as usize)));
+    // While the exit drains, a construct inside a libomp task (created before the exit
+    // began) still runs.
+    let running = rt.construct_scope(Some((name, loc as usize)), || {
+        crate::host::target_async_handle().is_some()
+    });
     #[cfg(debug_assertions)]
     debug_panic_in(name);
     f(rt, &running)

@@ -1,6 +1,6 @@
 //! Process exit while constructs run: `exit()` (or a return from `main`) runs the program's
 //! unregistration while other threads (libomp's helper threads running `target nowait`
-//! tasks, or the program's own) may be inside constructs. Unloading the images under them
+//! tasks, or the program's own) may be inside constructs, or about to begin one. Unloading the images under them
 //! makes their kernels' code and their mappings vanish mid-construct.
 //!
 //! So every construct is counted while it runs, on one of [`STRIPES`] counters chosen by its
@@ -9,6 +9,12 @@
 //! unregisters (only `exit` does that), the runtime closes a gate for the duration of that
 //! unregistration: constructs that other threads begin meanwhile wait at it, and the exiting
 //! thread waits until the constructs running on other threads have finished, then unloads.
+//! While it waits (the gate is *draining*), a construct that runs inside a libomp target task
+//! still passes and is waited for: the task was created before the exit began (a `target
+//! nowait` whose helper thread started it late, behind the device's initialisation, say),
+//! and it would otherwise wait for the unload and then fail. Once nothing is in flight the
+//! gate is *unloading* and nothing passes; a construct counted just before that is seen by
+//! the exit's second look, which then goes back to waiting.
 //! Once the gate opens again every construct runs as at any other time: a shared library's
 //! destructors and `atexit` handlers still offload with their own image, which is still
 //! registered, and read the results; a construct of the program's own image, now unloaded,
@@ -21,8 +27,15 @@
 
 use super::Runtime;
 use std::cell::Cell;
-use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering};
+use std::sync::atomic::{AtomicIsize, AtomicU8, Ordering};
 use std::time::{Duration, Instant};
+
+/// The gate is open: every construct runs.
+const OPEN: u8 = 0;
+/// The exit waits for the constructs in flight: constructs of target tasks pass, others wait.
+const DRAINING: u8 = 1;
+/// The exit unloads: every construct but the exiting thread's waits.
+const UNLOADING: u8 = 2;
 
 /// Counters of constructs in flight; a power of two.
 const STRIPES: usize = 64;
@@ -39,8 +52,9 @@ pub(crate) struct InFlight {
     /// their target task's slot until a query finds them complete ([`Runtime::note_held`]):
     /// between polls no thread is inside them, but their queues and mappings are in use.
     held: AtomicIsize,
-    /// The gate: set while the exiting thread unregisters the program's own binary.
-    closed: AtomicBool,
+    /// The gate: [`OPEN`], [`DRAINING`] or [`UNLOADING`] while the exiting thread unregisters
+    /// the program's own binary.
+    gate: AtomicU8,
 }
 
 impl Default for InFlight {
@@ -48,7 +62,7 @@ impl Default for InFlight {
         Self {
             stripes: (0..STRIPES).map(|_| Stripe::default()).collect(),
             held: AtomicIsize::new(0),
-            closed: AtomicBool::new(false),
+            gate: AtomicU8::new(OPEN),
         }
     }
 }
@@ -136,10 +150,17 @@ impl Drop for ConstructScope<'_> {
 impl Runtime {
     /// Counts a construct that begins now. While the program's exit unloads its image, a
     /// construct of another thread waits here until that is done (bounded by the exit's own
-    /// wait, [`Runtime::begin_exit`]).
+    /// wait, [`Runtime::begin_exit`]); while the exit still waits for the constructs in flight,
+    /// one for which `in_target_task` answers true (it runs inside a libomp target task, which
+    /// was created before the exit began) passes and is waited for. `in_target_task` is asked
+    /// only then.
     /// `current` is what [`current_construct`] answers while the scope lives.
     #[inline]
-    pub fn construct_scope(&self, current: Option<(&'static str, usize)>) -> ConstructScope<'_> {
+    pub fn construct_scope(
+        &self,
+        current: Option<(&'static str, usize)>,
+        in_target_task: impl Fn() -> bool,
+    ) -> ConstructScope<'_> {
         let thread: *const ThreadState = THREAD.with(|t| t as *const ThreadState);
         // SAFETY: this thread's thread-local, alive as long as the thread.
         let t = unsafe { &*thread };
@@ -149,7 +170,8 @@ impl Runtime {
             // after this sees the count and waits for us; one that closed it before is
             // seen here.
             stripe.fetch_add(1, Ordering::SeqCst);
-            if !self.in_flight.closed.load(Ordering::SeqCst) || t.exiting_here.get() {
+            let gate = self.in_flight.gate.load(Ordering::SeqCst);
+            if gate == OPEN || t.exiting_here.get() || (gate == DRAINING && in_target_task()) {
                 t.mine.set(t.mine.get() + 1);
                 let outer = t.current.replace(current);
                 return ConstructScope {
@@ -165,7 +187,7 @@ impl Runtime {
 
     #[cold]
     fn wait_for_gate(&self) {
-        while self.in_flight.closed.load(Ordering::SeqCst) {
+        while self.in_flight.gate.load(Ordering::SeqCst) != OPEN {
             std::thread::sleep(Duration::from_micros(200));
         }
     }
@@ -181,7 +203,7 @@ impl Runtime {
 
     /// Whether the program's exit is unloading its image now.
     pub fn exiting(&self) -> bool {
-        self.in_flight.closed.load(Ordering::Acquire)
+        self.in_flight.gate.load(Ordering::Acquire) != OPEN
     }
 
     /// The program is exiting (its own binary is being unregistered): closes the gate and
@@ -191,15 +213,25 @@ impl Runtime {
     /// waited for. [`Runtime::end_exit`] opens the gate again.
     pub fn begin_exit(&self, wait: Duration) {
         THREAD.with(|t| t.exiting_here.set(true));
-        self.in_flight.closed.store(true, Ordering::SeqCst);
-        self.wait_in_flight(wait);
+        let started = Instant::now();
+        self.in_flight.gate.store(DRAINING, Ordering::SeqCst);
+        loop {
+            let left = wait.saturating_sub(started.elapsed());
+            let drained = self.wait_in_flight(left, started, wait);
+            self.in_flight.gate.store(UNLOADING, Ordering::SeqCst);
+            // A target task's construct counted itself before it read DRAINING: seen here.
+            if !drained || self.running_elsewhere() <= 0 {
+                break;
+            }
+            self.in_flight.gate.store(DRAINING, Ordering::SeqCst);
+        }
         // Constructs that returned before their work completed complete now (parked.rs).
         let _ = self.complete_parked(None);
     }
 
     /// The program's binary is unregistered: constructs run again, from every thread.
     pub fn end_exit(&self) {
-        self.in_flight.closed.store(false, Ordering::SeqCst);
+        self.in_flight.gate.store(OPEN, Ordering::SeqCst);
     }
 
     /// In a `fork()`ed child: the parent's other threads do not exist here, so nothing is in
@@ -214,31 +246,38 @@ impl Runtime {
         self.in_flight.stripes[my_stripe()]
             .0
             .store(THREAD.with(|t| t.mine.get()), Ordering::Relaxed);
-        self.in_flight.closed.store(false, Ordering::SeqCst);
+        self.in_flight.gate.store(OPEN, Ordering::SeqCst);
         THREAD.with(|t| t.exiting_here.set(false));
     }
 
-    fn wait_in_flight(&self, wait: Duration) {
-        let started = Instant::now();
-        let mut pause = Duration::from_micros(50);
+    /// Constructs in flight on other threads, and those held in their task's slot.
+    fn running_elsewhere(&self) -> isize {
         let mine = THREAD.with(|t| t.mine.get());
+        self.in_flight
+            .stripes
+            .iter()
+            .map(|s| s.0.load(Ordering::SeqCst))
+            .sum::<isize>()
+            - mine
+            + self.in_flight.held.load(Ordering::SeqCst)
+    }
+
+    /// Waits up to `left` until nothing runs elsewhere; false (after a report) when the exit's
+    /// whole bound (`wait`, counted from `started`) passed first.
+    fn wait_in_flight(&self, left: Duration, started: Instant, wait: Duration) -> bool {
+        let until = Instant::now() + left;
+        let mut pause = Duration::from_micros(50);
         loop {
-            let running: isize = self
-                .in_flight
-                .stripes
-                .iter()
-                .map(|s| s.0.load(Ordering::SeqCst))
-                .sum::<isize>()
-                - mine
-                + self.in_flight.held.load(Ordering::SeqCst);
+            let running = self.running_elsewhere();
             if running <= 0 {
-                return;
+                return true;
             }
-            if started.elapsed() >= wait {
+            if Instant::now() >= until {
                 crate::message::report(format_args!(
-                    "{running} target construct(s) still running on other threads after {wait:?} of the program's exit: unloading the images under them"
+                    "{running} target construct(s) still running on other threads after {:?} of the program's exit: unloading the images under them",
+                    started.elapsed().min(wait)
                 ));
-                return;
+                return false;
             }
             std::thread::sleep(pause);
             pause = (pause * 2).min(Duration::from_millis(5));

@@ -1,31 +1,52 @@
 #!/usr/bin/env bash
-# The CUDA plugin's opt-in settings against its defaults, on the GPU machine, with what
+# The CUDA plugin's wait and copy settings against its defaults, on the GPU machine, with what
 # gpu/build.sh built (carry ["gpu/out-pack"]): each setting and the default run the same
 # scenarios of bench/gpu_scenarios.c in alternation, RUNS times each, and each run's
 # `scenario=` lines are printed with the process's CPU time (bash `time`: user and system
-# seconds of the whole process). A setting becomes a default only once this shows it no
-# slower on any row and cheaper where it is meant to be (docs/CONFIGURATION.md says what
-# each one does):
-#   OMPTARGET_RS_CUDA_SPIN_US=100  waits poll, then sleep: less CPU per region on the rows
-#                                  that wait long (nowait32x4MiB, alloc1GiB_kernel)
-#   OMPTARGET_RS_CUDA_SPIN_US=0    every wait sleeps at once (LLVM's way, without its
-#                                  blocking-sync context)
-#   OMPTARGET_RS_CUDA_PACK_COPIES=1  small copies packed into one pinned arena per stream
+# seconds of the whole process). Then, for the one-second kernel, which threads take the CPU
+# under each setting and under LLVM 19 (each thread's user + system time over one second in
+# the middle of the run, from /proc). docs/CONFIGURATION.md says what each setting does:
+#   OMPTARGET_RS_CUDA_SPIN_US=-1     every wait is the driver's synchronisation (spins for as
+#                                    long as the device works; the default until 2026-12)
+#   OMPTARGET_RS_CUDA_SPIN_US=0      every wait sleeps at once (LLVM's way, without its
+#                                    blocking-sync context)
+#   OMPTARGET_RS_CUDA_PACK_COPIES=0  a pinned buffer per small copy
 #
-# usage: bash gpu/opt-in.sh        env: RUNS (3), SCENARIOS (a list), GPU_OUT, EXTRA_LIB
+# usage: bash gpu/opt-in.sh        env: RUNS (3), SCENARIOS (a list), GPU_OUT, EXTRA_LIB,
+#                                  SETTINGS (the list above)
 set -u
 cd "$(dirname "$(readlink -f "$0")")/.." || exit 2
 export LD_LIBRARY_PATH=/usr/local/nvidia/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 source gpu/unpack.sh
 gpu_setup || exit 2
 sc=$G/bench/gpu_scenarios
-scen=${SCENARIOS:-host_clock,empty,map64B,alloc64MiB_kernel,alloc1GiB_kernel,enter_kernel_exit64MiB,arrays16x1KiB,nowait32x4MiB,threads16_map64B,threads128_map64B}
+scen=${SCENARIOS:-host_clock,empty,map64B,alloc64MiB_kernel,alloc1GiB_kernel,enter_kernel_exit64MiB,arrays16x1KiB,nowait32x4MiB,threads16_map64B,threads128_map64B,kernel1s}
+settings=${SETTINGS:-OMPTARGET_RS_CUDA_SPIN_US=-1 OMPTARGET_RS_CUDA_SPIN_US=0 OMPTARGET_RS_CUDA_PACK_COPIES=0}
 TIMEFORMAT="cpu: %U s user, %S s system, %R s wall"
 for run in $(seq 1 "${RUNS:-3}"); do
-  for setting in default OMPTARGET_RS_CUDA_SPIN_US=100 OMPTARGET_RS_CUDA_SPIN_US=0 OMPTARGET_RS_CUDA_PACK_COPIES=1; do
+  for setting in default $settings; do
     echo "== run $run: $setting"
     envs=()
     [[ $setting != default ]] && envs=("$setting")
     { time env "${envs[@]}" LD_LIBRARY_PATH="$G/ours:$EXTRA" timeout 300 "$sc" "$scen" 5 1; } 2>&1
   done
+done
+# thread_cpu PID: "name=ticks" for each thread of PID (user + system, in clock ticks)
+thread_cpu() {
+  for f in /proc/"$1"/task/*/stat; do
+    awk '{ s = $0; sub(/^[^(]*\(/, "", s); n = s; sub(/\).*$/, "", n); sub(/^.*\) /, "", s)
+           split(s, w, " "); gsub(/ /, "_", n); print n "=" w[12] + w[13] }' "$f" 2>/dev/null
+  done | sort | awk -F= '{ a[$1] += $2 } END { for (k in a) print k "=" a[k] }' | sort
+}
+echo "== kernel1s: CPU ticks ($(getconf CLK_TCK) a second) per thread name over one second of a one-second kernel"
+for rt in ours "ours OMPTARGET_RS_CUDA_SPIN_US=-1" llvm19; do
+  lib=$G/ours; envs=()
+  [[ $rt == llvm19 ]] && lib=$LLVM19_DIR
+  [[ $rt == ours\ * ]] && envs=("${rt#ours }")
+  env "${envs[@]}" LD_LIBRARY_PATH="$lib:$EXTRA" timeout 60 "$sc" kernel1s 3 1 > /tmp/k1.out 2>&1 &
+  sleep 1.6
+  pid=$(pgrep -n -P $! || echo $!)  # the program, not timeout
+  thread_cpu $pid > /tmp/k1.a; sleep 1; thread_cpu $pid > /tmp/k1.b
+  wait
+  echo "$rt: $(join -t= /tmp/k1.a /tmp/k1.b | awk -F= '$3 - $2 > 0 { printf "%s %d, ", $1, $3 - $2 }') $(grep -o 'cpu_us=[0-9.]*' /tmp/k1.out)"
 done

@@ -82,10 +82,10 @@ pub struct Config {
     /// `OMPTARGET_RS_CUDA_BLOCKING_SYNC` (default false; LLVM's behaviour when true): an
     /// inactive primary context gets `CU_CTX_SCHED_BLOCKING_SYNC`.
     pub cuda_blocking_sync: bool,
-    /// `OMPTARGET_RS_CUDA_SPIN_US` (default unset: the driver's synchronisation; 0: sleep at
-    /// once): the longest a wait for a GPU polls before it sleeps.
+    /// `OMPTARGET_RS_CUDA_SPIN_US` (default 1000; 0: sleep at once; -1, `None`: the driver's
+    /// synchronisation): the longest a wait for a GPU polls before it sleeps.
     pub cuda_spin_us: Option<u64>,
-    /// `OMPTARGET_RS_CUDA_PACK_COPIES` (default false): small staged copies share a pinned
+    /// `OMPTARGET_RS_CUDA_PACK_COPIES` (default true): small staged copies share a pinned
     /// arena per stream.
     pub cuda_pack_copies: bool,
     /// `OMPTARGET_RS_CUDA_POOL_PREALLOCATE` (bytes, default 256 MiB; 0 disables): the CUDA
@@ -152,8 +152,8 @@ impl Default for Config {
             cuda_memory_pool: true,
             disable_cuda_plugin: false,
             cuda_blocking_sync: false,
-            cuda_spin_us: None,
-            cuda_pack_copies: false,
+            cuda_spin_us: Some(1000),
+            cuda_pack_copies: true,
             cuda_pool_preallocate: 256 << 20,
             cuda_record_va: 0x6000_0000_0000,
             cuda_staging_limit: 512 << 20,
@@ -357,10 +357,11 @@ impl Config {
             disable_cuda_plugin: r
                 .flag("OMPTARGET_RS_DISABLE_CUDA_PLUGIN", d.disable_cuda_plugin),
             cuda_blocking_sync: r.flag("OMPTARGET_RS_CUDA_BLOCKING_SYNC", d.cuda_blocking_sync),
-            cuda_spin_us: r
-                .int("OMPTARGET_RS_CUDA_SPIN_US", 0, 1_000_000)
-                .map(|v| v as u64)
-                .or(d.cuda_spin_us),
+            cuda_spin_us: match r.int("OMPTARGET_RS_CUDA_SPIN_US", -1, 1_000_000) {
+                Some(-1) => None,
+                Some(v) => Some(v as u64),
+                None => d.cuda_spin_us,
+            },
             cuda_pack_copies: r.flag("OMPTARGET_RS_CUDA_PACK_COPIES", d.cuda_pack_copies),
             cuda_pool_preallocate: bytes(
                 "OMPTARGET_RS_CUDA_POOL_PREALLOCATE",

@@ -60,11 +60,11 @@ pub struct CudaConfig {
     /// wakes ~16 µs later than a spinning one after each synchronisation (measured on an H200,
     /// docs/PERFORMANCE.md), which is most of an empty region's cost.
     pub blocking_sync: bool,
-    /// `OMPTARGET_RS_CUDA_SPIN_US`: unset (`None`), waits are the driver's synchronisation;
-    /// set, the longest a wait polls before it sleeps, in µs (0: it sleeps at once; wait.rs).
+    /// `OMPTARGET_RS_CUDA_SPIN_US`: the longest a wait polls before it sleeps, in µs (default
+    /// 1000; 0: it sleeps at once; `None` (-1): waits are the driver's synchronisation; wait.rs).
     pub spin_us: Option<u64>,
-    /// `OMPTARGET_RS_CUDA_PACK_COPIES`: staged copies of at most 2 KiB share a pinned arena
-    /// per stream instead of a 4 KiB buffer each (staging.rs).
+    /// `OMPTARGET_RS_CUDA_PACK_COPIES` (default on): staged copies of at most 2 KiB share a
+    /// pinned arena per stream instead of a 4 KiB buffer each (staging.rs).
     pub pack_copies: bool,
     /// `LIBOMPTARGET_INFO` at start-up, for the lines the plugin prints while initialising.
     pub info: u32,
@@ -85,8 +85,8 @@ impl Default for CudaConfig {
             oom_wait_ms: 3000,
             use_memory_pool: true,
             blocking_sync: false,
-            spin_us: None,
-            pack_copies: false,
+            spin_us: Some(crate::wait::DEFAULT_SPIN_US),
+            pack_copies: true,
             info: 0,
             pool_preallocate: 256 << 20,
             record_va: 0x6000_0000_0000,

@@ -1,23 +1,20 @@
 //! How a host thread waits for the device.
 //!
-//! By default a wait is the driver's: `cuStreamSynchronize` and `cuEventSynchronize`, which
-//! spin under the context's default scheduling. That wakes at once when the work completes
-//! (LLVM's `CU_CTX_SCHED_BLOCKING_SYNC` sleeps and wakes ~10 µs later: most of an empty region's
-//! cost), but a one-second kernel costs a second of CPU, and threads waiting for `nowait`
-//! regions hold cores that the program's threads and the staging copies need.
+//! A wait polls (`cuStreamQuery`, `cuEventQuery`) for up to `OMPTARGET_RS_CUDA_SPIN_US` µs
+//! ([`DEFAULT_SPIN_US`] by default), then sleeps in `cuEventSynchronize` on an event created
+//! with `CU_EVENT_BLOCKING_SYNC` (the staging buffers' events are, and a stream gets one
+//! recorded on it when its wait turns to sleeping). Polling wakes at once when the work
+//! completes, as the driver's spinning synchronisation does; a sleeping thread wakes some
+//! 15–35 µs late (measured on an H200: docs/PERFORMANCE.md), which matters for short waits
+//! and not for long ones, and a long wait that spins takes a core from the program for all
+//! of it (a one-second kernel, a second of CPU).
 //!
-//! With `OMPTARGET_RS_CUDA_SPIN_US=N` each wait chooses instead (not yet measured on a GPU,
-//! so not the default):
-//!
-//! - it polls (`cuStreamQuery`, `cuEventQuery`) for up to a budget, then sleeps in
-//!   `cuEventSynchronize` on an event created with `CU_EVENT_BLOCKING_SYNC` (the staging
-//!   buffers' events are, and a stream gets one recorded on it when its wait turns to
-//!   sleeping);
-//! - the budget follows the device's recent waits: while the typical wait is short (at most
-//!   N/2 µs), twice the typical wait plus [`MIN_SPIN`], at most N µs; while waits are longer,
-//!   none: a long wait sleeps at once, and the late wake-up is a small part of it. A wait that
-//!   sleeps still measures how long the work took, so the budget comes back when waits become
-//!   short again. N = 0 sleeps at once.
+//! So every wait shorter than the budget costs what a spinning wait costs and no more, and a
+//! longer one costs the budget in CPU and a late wake-up. While the device's recent waits
+//! are typically longer than [`LONG_WAITS`] budgets (a program of long kernels), a wait sleeps
+//! at once; the typical wait follows the recent ones both ways. `OMPTARGET_RS_CUDA_SPIN_US=0`
+//! sleeps at once, `-1` leaves every wait to the driver's synchronisation (it spins under the
+//! default scheduling for as long as the device works).
 
 use crate::driver::{CUstream, call, query};
 use cudarc::driver::sys;
@@ -28,15 +25,19 @@ use std::time::Instant;
 
 static EVENTS: Site = Site::new("cuda: events for sleeping waits");
 
-/// The budget when the typical wait is (near) zero: what a wait for an empty kernel needs.
-pub const MIN_SPIN: u64 = 10_000;
+/// The default longest poll before a wait sleeps, in µs: longer than every wait of the
+/// latency rows (a 1 GiB region waits ~580 µs), short against a long kernel.
+pub const DEFAULT_SPIN_US: u64 = 1000;
 
-/// The budget for waits whose typical length is `typical_ns`, polling at most `max_ns`.
+/// While the typical wait is longer than this many budgets, waits sleep at once.
+pub const LONG_WAITS: u64 = 4;
+
+/// The poll budget for waits whose typical length is `typical_ns`, polling at most `max_ns`.
 pub fn budget(typical_ns: u64, max_ns: u64) -> u64 {
-    if max_ns == 0 || typical_ns > max_ns / 2 {
+    if typical_ns > LONG_WAITS * max_ns {
         0
     } else {
-        (2 * typical_ns + MIN_SPIN).min(max_ns)
+        max_ns
     }
 }
 
@@ -91,10 +92,10 @@ impl Waiter {
         Ok(false)
     }
 
-    /// Counts a wait in the typical one: a wait longer than four times the longest poll counts
+    /// Counts a wait in the typical one: a wait longer than twice [`LONG_WAITS`] budgets counts
     /// as that long, so that one long kernel does not keep many short waits after it sleeping.
     fn note(&self, max_ns: u64, started: Instant) {
-        let took = (started.elapsed().as_nanos() as u64).min(4 * max_ns);
+        let took = (started.elapsed().as_nanos() as u64).min(2 * LONG_WAITS * max_ns);
         let t = self.typical_ns.load(Ordering::Relaxed);
         self.typical_ns.store(update(t, took), Ordering::Relaxed);
     }
@@ -164,43 +165,46 @@ impl Waiter {
 mod tests {
     use super::*;
 
+    const MAX: u64 = DEFAULT_SPIN_US * 1000;
+
+    /// Counts a wait of `took` as [`Waiter::note`] does.
+    fn noted(typical: u64, took: u64) -> u64 {
+        update(typical, took.min(2 * LONG_WAITS * MAX))
+    }
+
     #[test]
-    fn short_waits_poll_and_long_ones_sleep_at_once() {
-        let max = 100_000;
-        assert_eq!(budget(0, max), MIN_SPIN);
-        assert_eq!(budget(5_000, max), 20_000);
-        assert_eq!(budget(45_000, max), max);
-        assert_eq!(budget(50_000, max), max);
-        assert_eq!(budget(50_001, max), 0);
-        assert_eq!(budget(1_000_000_000, max), 0);
+    fn waits_poll_for_the_budget_unless_recent_waits_were_long() {
+        assert_eq!(budget(0, MAX), MAX);
+        assert_eq!(budget(580_000, MAX), MAX, "a 1 GiB region's wait polls");
+        assert_eq!(budget(LONG_WAITS * MAX, MAX), MAX);
+        assert_eq!(budget(LONG_WAITS * MAX + 1, MAX), 0);
         assert_eq!(budget(0, 0), 0, "OMPTARGET_RS_CUDA_SPIN_US=0: always sleep");
     }
 
     #[test]
     fn the_typical_wait_follows_recent_waits_both_ways() {
-        // Long waits (a one-second kernel, counted as four times the longest poll): polling
-        // stops after the first ...
-        let mut t = 5_000;
+        // One-second kernels: polling stops after a few of them ...
+        let mut t = 50_000;
         let mut n = 0;
-        while budget(t, 100_000) > 0 {
-            t = update(t, 400_000);
+        while budget(t, MAX) > 0 {
+            t = noted(t, 1_000_000_000);
             n += 1;
         }
-        assert_eq!(n, 1);
+        assert!((1..=8).contains(&n), "{n} long waits polled");
         for _ in 0..100 {
-            t = update(t, 400_000);
+            t = noted(t, 1_000_000_000);
         }
-        // ... and comes back within ~20 waits once they are short again, even measured with a
-        // sleep's late wake-up (~15 µs for an empty kernel).
+        // ... and comes back within a few waits once they are short again, even measured with
+        // a sleep's late wake-up (~35 µs).
         let mut n = 0;
-        while budget(t, 100_000) == 0 {
-            t = update(t, 15_000);
+        while budget(t, MAX) == 0 {
+            t = noted(t, 35_000);
             n += 1;
         }
-        assert!(n <= 20, "{n} waits to come back");
+        assert!(n <= 8, "{n} waits to come back");
         for _ in 0..100 {
-            t = update(t, 15_000);
+            t = noted(t, 35_000);
         }
-        assert!((14_500..=15_500).contains(&t), "{t}");
+        assert!((34_000..=36_000).contains(&t), "{t}");
     }
 }

@@ -189,6 +189,7 @@ directives() {
       else if (l ~ /^GPU-TIMEOUT-S:/) { r = substr(l, 15); gsub(/^[ \t]+/, "", r); split(r, w, /[ \t]+/); tmo = w[1] }
       else if (l ~ /^STATUS:/) { st = substr(l, 8); gsub(/^[ \t]+|[ \t]+$/, "", st) }
       else if (l ~ /^STATUS\(clang19\):/) { st19 = substr(l, 17); gsub(/^[ \t]+|[ \t]+$/, "", st19) }
+      else if (l ~ /^STATUS\(gpu\):/) { stgpu = substr(l, 13); sub(/[ \t]*\(.*$/, "", stgpu); gsub(/^[ \t]+|[ \t]+$/, "", stgpu) }
       else if (l ~ /^OURS-STDERR:/) { r = substr(l, 13); gsub(/^[ \t]+|[ \t]+$/, "", r); oe = oe (oe == "" ? "" : "\037") r }
       else if (l ~ /^OURS-STDERR\(clang19\):/) { r = substr(l, 22); gsub(/^[ \t]+|[ \t]+$/, "", r); oe = oe (oe == "" ? "" : "\037") r }
     }
@@ -198,6 +199,7 @@ directives() {
       if ((only != "" && only !~ / clang19/) || (libcc != "" && libcc != "clang19")) {
         printf "SKIP\t-\t-\t%s\t-\t-\t-\t-\n", (lib == "" ? "-" : lib); exit }
       if (st19 != "") st = st19
+      if (stgpu != "") st = stgpu
       if (tool != "") { t = tool; sub(/\.c$/, "", t); env = env (env == "" ? "" : " ") "OMP_TOOL_LIBRARIES=@TOOLS@/lib" t ".so" }
       flags = ""
       if (stderr) flags = "STDERR"

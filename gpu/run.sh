@@ -16,7 +16,7 @@
 #                reported), record/replay across runtimes, the profile of overlap.c
 #   all          conformance examples bench sanitize
 # env: GPU_OUT (gpu/out)  OUT (logs, else /tmp/gpu-run)  LLVM19_DIR (folder or .tar.xz)
-#      EXTRA_LIB (/usr/local/nvidia/lib64)  TIMEOUT_S (60)  JOBS (4)  BUDGET_S (540)  FILTER
+#      EXTRA_LIB (/usr/local/nvidia/lib64)  TIMEOUT_S (60)  JOBS (4)  BUDGET_S (540)  FILTER (name parts, comma-separated)
 #      BENCH_ARGS ("all 5 10000")  BENCH_RUNS (3)  BENCH_TIMEOUT_S (300)  PERF_RUNS (3)
 #      PERF_GCC (1; 0: no GCC 12 column in perf)
 #      SAN_TOOLS (memcheck,initcheck,synccheck,racecheck)  SAN_JOBS (cores, <= 16)  SAN_TIMEOUT_S (180)

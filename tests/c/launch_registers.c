@@ -6,6 +6,7 @@
 // driver's "too many resources requested for launch" and the offload policy ends the program,
 // under LLVM 19 and ours alike: a CUDA-style kernel indexes by the block size it asked for,
 // and running it with fewer threads would skip work silently.
+// STATUS(gpu): signal 6 (the bare launch, as above)
 #include <omp.h>
 #include <ompx.h>
 #include <stdio.h>

@@ -40,7 +40,9 @@
 //!   abort is `signal 6`): under both runtimes, or with DIVERGENCE under ours, for bad input
 //!   that LLVM crashes on and we refuse with a fatal error. Two runs that agree on a status
 //!   the program does not declare fail: a program failing under both checks nothing.
-//!   `// STATUS(clang19): signal 6` for one compiler's builds
+//!   `// STATUS(clang19): signal 6` for one compiler's builds; `// STATUS(gpu): ...` for the
+//!   GPU builds of gpu/build.sh, where the device count differs (one GPU instead of the host
+//!   plugin's four devices); this harness ignores it
 //! - `// OURS-STDERR: text`   our stderr (addresses normalised) must contain this line: the
 //!   message that says why, where LLVM prints nothing useful (repeatable); a text ending in
 //!   `...` asks for a line that starts with what comes before (the rest names the device);

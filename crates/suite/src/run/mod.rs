@@ -181,12 +181,13 @@ impl Ctx {
         }
     }
 
-    /// The programs of a suite that FILTER selects.
+    /// The programs of a suite that FILTER selects: those whose name contains one of its
+    /// comma-separated parts (empty: all).
     pub fn selected<'s>(&self, suite: &'s Suite) -> Vec<&'s Program> {
         suite
             .programs
             .iter()
-            .filter(|p| p.name.contains(&self.o.filter))
+            .filter(|p| self.o.filter.split(',').any(|f| p.name.contains(f)))
             .collect()
     }
 

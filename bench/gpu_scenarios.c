@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <dirent.h>
 #include <unistd.h>
 #ifdef __linux__
 #include <linux/perf_event.h>
@@ -107,6 +108,79 @@ static void counters_print(long regions, double wall_s) {
 
 /* The process's CPU time so far, user + system, of all its threads (the program's, libomp's
    and the runtime's helpers), in seconds. */
+/* With GPU_SCENARIOS_THREAD_CPU set: each thread's CPU time (user + system, clock ticks) over a
+   scenario's timed repetitions, summed by thread name, printed on a `threads=` line after the
+   scenario's line: which threads (the program's, libomp's, the runtime's, the driver's) take
+   the CPU that cpu_us counts. */
+#define MAX_THREADS 512
+static struct thread_ticks {
+  int tid;
+  char comm[32];
+  long ticks;
+} ticks_before[MAX_THREADS];
+static int n_before;
+
+static int thread_ticks(struct thread_ticks *t) {
+  DIR *d = opendir("/proc/self/task");
+  int n = 0;
+  if (!d) return 0;
+  for (struct dirent *e; (e = readdir(d)) && n < MAX_THREADS;) {
+    if (e->d_name[0] == '.') continue;
+    char path[96], line[1024];
+    snprintf(path, sizeof path, "/proc/self/task/%s/stat", e->d_name);
+    FILE *f = fopen(path, "r");
+    if (!f) continue;
+    size_t len = fread(line, 1, sizeof line - 1, f);
+    fclose(f);
+    line[len] = 0;
+    char *open = strchr(line, '('), *close = strrchr(line, ')');
+    if (!open || !close) continue;
+    size_t cl = (size_t)(close - open - 1) < sizeof t[n].comm - 1 ? (size_t)(close - open - 1) : sizeof t[n].comm - 1;
+    memcpy(t[n].comm, open + 1, cl);
+    t[n].comm[cl] = 0;
+    for (char *c = t[n].comm; *c; ++c)
+      if (*c == ' ' || *c == ',' || *c == ':') *c = '_';
+    /* fields after the name: state(3) ... utime(14) stime(15) */
+    long ut = 0, st = 0;
+    char *p = close + 2;
+    for (int field = 3; field < 14 && p; ++field) p = strchr(p + 1, ' ');
+    if (!p || sscanf(p, " %ld %ld", &ut, &st) != 2) continue;
+    t[n].tid = atoi(e->d_name);
+    t[n].ticks = ut + st;
+    ++n;
+  }
+  closedir(d);
+  return n;
+}
+
+static void threads_begin(void) {
+  if (getenv("GPU_SCENARIOS_THREAD_CPU")) n_before = thread_ticks(ticks_before);
+}
+
+static void threads_print(void) {
+  if (!getenv("GPU_SCENARIOS_THREAD_CPU")) return;
+  static struct thread_ticks now[MAX_THREADS];
+  char names[MAX_THREADS][32];
+  long sums[MAX_THREADS];
+  int n = thread_ticks(now), k = 0;
+  for (int i = 0; i < n; ++i) {
+    long d = now[i].ticks;
+    for (int j = 0; j < n_before; ++j)
+      if (ticks_before[j].tid == now[i].tid) d -= ticks_before[j].ticks;
+    if (d <= 0) continue;
+    int j = 0;
+    while (j < k && strcmp(names[j], now[i].comm)) ++j;
+    if (j == k) {
+      strcpy(names[k], now[i].comm);
+      sums[k++] = 0;
+    }
+    sums[j] += d;
+  }
+  printf("threads= ticks_per_s=%ld", sysconf(_SC_CLK_TCK));
+  for (int j = 0; j < k; ++j) printf(" %s:%ld", names[j], sums[j]);
+  printf("\n");
+}
+
 static double cpu_s(void) {
   struct rusage u;
   if (getrusage(RUSAGE_SELF, &u) != 0) return 0;
@@ -146,6 +220,7 @@ static void report(const char *name, fn_t f, long iters, int per) {
   f(iters > 4 ? 4 : 1); /* warm-up */
   warming = 0;
   barrier();
+  threads_begin();
   double wall = omp_get_wtime(), cpu = cpu_s();
   counters_set(1);
   for (int r = 0; r < n; ++r) {
@@ -162,6 +237,7 @@ static void report(const char *name, fn_t f, long iters, int per) {
          iters, cpu * 1e6 / ((double)n * (double)iters * (double)per));
   counters_print((long)n * iters * per, wall);
   printf("\n");
+  threads_print();
   fflush(stdout);
 }
 

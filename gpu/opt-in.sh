@@ -3,9 +3,9 @@
 # gpu/build.sh built (carry ["gpu/out-pack"]): each setting and the default run the same
 # scenarios of bench/gpu_scenarios.c in alternation, RUNS times each, and each run's
 # `scenario=` lines are printed with the process's CPU time (bash `time`: user and system
-# seconds of the whole process). Then, for the one-second kernel, which threads take the CPU
-# under each setting and under LLVM 19 (each thread's user + system time over one second in
-# the middle of the run, from /proc). docs/CONFIGURATION.md says what each setting does:
+# seconds of the whole process). Then, once per runtime (ours, ours with the driver's waits,
+# LLVM 19), which threads take the CPU in each scenario (bench/gpu_scenarios.c's
+# GPU_SCENARIOS_THREAD_CPU). docs/CONFIGURATION.md says what each setting does:
 #   OMPTARGET_RS_CUDA_SPIN_US=-1     every wait is the driver's synchronisation (spins for as
 #                                    long as the device works; the default until 2026-12)
 #   OMPTARGET_RS_CUDA_SPIN_US=0      every wait sleeps at once (LLVM's way, without its
@@ -31,22 +31,15 @@ for run in $(seq 1 "${RUNS:-3}"); do
     { time env "${envs[@]}" LD_LIBRARY_PATH="$G/ours:$EXTRA" timeout 300 "$sc" "$scen" 5 1; } 2>&1
   done
 done
-# thread_cpu PID: "name=ticks" for each thread of PID (user + system, in clock ticks)
-thread_cpu() {
-  for f in /proc/"$1"/task/*/stat; do
-    awk '{ s = $0; sub(/^[^(]*\(/, "", s); n = s; sub(/\).*$/, "", n); sub(/^.*\) /, "", s)
-           split(s, w, " "); gsub(/ /, "_", n); print n "=" w[12] + w[13] }' "$f" 2>/dev/null
-  done | sort | awk -F= '{ a[$1] += $2 } END { for (k in a) print k "=" a[k] }' | sort
-}
-echo "== kernel1s: CPU ticks ($(getconf CLK_TCK) a second) per thread name over one second of a one-second kernel"
+# Which threads take the CPU: the same scenarios once more per runtime with
+# GPU_SCENARIOS_THREAD_CPU=1, which prints after each scenario a `threads=` line (CPU ticks over
+# its timed repetitions, summed by thread name).
+echo "== CPU ticks per thread name over each scenario's timed repetitions"
 for rt in ours "ours OMPTARGET_RS_CUDA_SPIN_US=-1" llvm19; do
   lib=$G/ours; envs=()
   [[ $rt == llvm19 ]] && lib=$LLVM19_DIR
   [[ $rt == ours\ * ]] && envs=("${rt#ours }")
-  env "${envs[@]}" LD_LIBRARY_PATH="$lib:$EXTRA" timeout 60 "$sc" kernel1s 3 1 > /tmp/k1.out 2>&1 &
-  sleep 1.6
-  pid=$(pgrep -n -P $! || echo $!)  # the program, not timeout
-  thread_cpu $pid > /tmp/k1.a; sleep 1; thread_cpu $pid > /tmp/k1.b
-  wait
-  echo "$rt: $(join -t= /tmp/k1.a /tmp/k1.b | awk -F= '$3 - $2 > 0 { printf "%s %d, ", $1, $3 - $2 }') $(grep -o 'cpu_us=[0-9.]*' /tmp/k1.out)"
+  echo "-- $rt"
+  env "${envs[@]}" GPU_SCENARIOS_THREAD_CPU=1 LD_LIBRARY_PATH="$lib:$EXTRA" timeout 300 "$sc" "$scen" 5 1 2>&1 |
+    awk '/^scenario=/ { split($1, a, "="); name = a[2]; cpu = $NF } /^threads=/ { print name, cpu, $0 }'
 done

@@ -16,7 +16,7 @@
 #                reported), record/replay across runtimes, the profile of overlap.c
 #   all          conformance examples bench sanitize
 # env: GPU_OUT (gpu/out)  OUT (logs, else /tmp/gpu-run)  LLVM19_DIR (folder or .tar.xz)
-#      EXTRA_LIB (/usr/local/nvidia/lib64)  TIMEOUT_S (60)  JOBS (4)  BUDGET_S (540)  FILTER (name parts, comma-separated)
+#      EXTRA_LIB (/usr/local/nvidia/lib64)  TIMEOUT_S (60)  JOBS (4)  BUDGET_S (540)  FILTER, EXCLUDE (name parts, comma-separated)
 #      BENCH_ARGS ("all 5 10000")  BENCH_RUNS (3)  BENCH_TIMEOUT_S (300)  PERF_RUNS (3)
 #      PERF_GCC (1; 0: no GCC 12 column in perf)
 #      SAN_TOOLS (memcheck,initcheck,synccheck,racecheck)  SAN_JOBS (cores, <= 16)  SAN_TIMEOUT_S (180)
@@ -35,7 +35,7 @@ done
 opts=(--out "$G" --logs "${OUT:-/tmp/gpu-run}")
 opt() { [[ -n ${!1:-} ]] && opts+=("$2" "${!1}"); return 0; }
 opt LLVM19_DIR --llvm; opt EXTRA_LIB --extra-lib; opt TIMEOUT_S --timeout-s; opt JOBS --jobs
-opt BUDGET_S --budget-s; opt FILTER --filter; opt BENCH_ARGS --bench-args; opt BENCH_RUNS --bench-runs
+opt BUDGET_S --budget-s; opt FILTER --filter; opt EXCLUDE --exclude; opt BENCH_ARGS --bench-args; opt BENCH_RUNS --bench-runs
 opt BENCH_TIMEOUT_S --bench-timeout-s; opt PERF_RUNS --perf-runs; opt PERF_GCC --perf-gcc; opt SAN_TOOLS --san-tools
 opt SAN_JOBS --san-jobs; opt SAN_TIMEOUT_S --san-timeout-s; opt SANITIZER --sanitizer
 for s in ${SUITES:-}; do opts+=(--suite "$s"); done

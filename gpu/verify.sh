@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A whole GPU verification in two device calls (each well inside the 600 s limit), with what
+# A whole GPU verification in three device calls (each well inside the 600 s limit), with what
 # gpu/build.sh built (carry ["gpu/out-pack"]: the packed programs, unpacked here first). Logs go to $OUT (the device tool returns them; at
 # most 8 files), a short summary to stdout.
 #
@@ -8,7 +8,9 @@
 #                               10^6 constructs x 16 threads                     (~6 min)
 #        bash gpu/verify.sh b   MPI stencil, compute-sanitizer (4 tools x 2 runtimes, as far as
 #                               B_SAN_BUDGET_S allows), the perf table           (~9 min)
-# env: OUT (where logs go; default /tmp/gpu-verify), A_BUDGET_S (240), B_SAN_BUDGET_S (190),
+#        bash gpu/verify.sh c   the generated mapping matrix (tests/c/map_matrix*.c), which a
+#                               leaves out: 30-260 s a program on the GPU        (~9 min)
+# env: OUT (where logs go; default /tmp/gpu-verify), A_BUDGET_S (240), C_BUDGET_S (520), B_SAN_BUDGET_S (190),
 #      B_PERF_BUDGET_S (190), PERF_RUNS (2)
 set -u
 cd "$(dirname "$(readlink -f "$0")")/.." || exit 2
@@ -26,7 +28,7 @@ head -n 3 gpu/out/BUILD-INFO.txt | tail -n 2
 case ${1:-} in
   a)
     step "suite: conformance examples tools"
-    JOBS=8 BUDGET_S=${A_BUDGET_S:-240} OUT=$logs bash gpu/run.sh conformance examples tools > "$out/suite-a.log" 2>&1
+    EXCLUDE=map_matrix JOBS=8 BUDGET_S=${A_BUDGET_S:-240} OUT=$logs bash gpu/run.sh conformance examples tools > "$out/suite-a.log" 2>&1
     echo "suite rc=$?"
     step "launch geometry, case by case"
     OUT=$logs timeout 400 bash gpu/geometry.sh > "$out/geometry.log" 2>&1
@@ -63,6 +65,14 @@ case ${1:-} in
     sed -n '/^overhead: /,/^(us per/p' "$out/suite-perf.log" | cut -c1-140
     grep -E '^(goal |perf .*SKIP)' "$out/suite-perf.log" | cut -c1-140
     ;;
-  *) sed -n '2,11p' "$0"; exit 2 ;;
+  c)
+    step "suite: the mapping matrix"
+    FILTER=map_matrix TIMEOUT_S=300 JOBS=8 BUDGET_S=${C_BUDGET_S:-520} OUT=$logs bash gpu/run.sh conformance > "$out/suite-c.log" 2>&1
+    echo "suite rc=$?"
+    (cd "$logs" && tar czf "$out/logs-c.tgz" .) 2>/dev/null
+    step "summary"
+    grep -E '^(conformance v|== done|INCOMPLETE|SKIP)|FAIL' "$out/suite-c.log" | cut -c1-200
+    ;;
+  *) sed -n '2,13p' "$0"; exit 2 ;;
 esac
 step "end"

@@ -59,9 +59,12 @@ pub struct Options {
     /// Seconds after which no more work is started (the device call has 600).
     #[arg(long, default_value_t = 540)]
     pub budget_s: u64,
-    /// Only programs whose name contains this.
+    /// Only programs whose name contains one of these comma-separated parts.
     #[arg(long, default_value = "")]
     pub filter: String,
+    /// No program whose name contains one of these comma-separated parts (empty: none).
+    #[arg(long, default_value = "")]
+    pub exclude: String,
     /// Arguments of each bench/ program.
     #[arg(long, default_value = "all 5 10000")]
     pub bench_args: String,
@@ -181,13 +184,12 @@ impl Ctx {
         }
     }
 
-    /// The programs of a suite that FILTER selects: those whose name contains one of its
-    /// comma-separated parts (empty: all).
+    /// The programs of a suite that FILTER selects and EXCLUDE does not.
     pub fn selected<'s>(&self, suite: &'s Suite) -> Vec<&'s Program> {
         suite
             .programs
             .iter()
-            .filter(|p| self.o.filter.split(',').any(|f| p.name.contains(f)))
+            .filter(|p| selects(&self.o.filter, &self.o.exclude, &p.name))
             .collect()
     }
 
@@ -624,9 +626,28 @@ fn finish(ctx: &Ctx) -> i32 {
     }
 }
 
+/// Whether a program `name` is selected: it contains one of `filter`'s comma-separated parts
+/// (empty: every name does) and none of `exclude`'s non-empty parts.
+fn selects(filter: &str, exclude: &str, name: &str) -> bool {
+    filter.split(',').any(|f| name.contains(f))
+        && !exclude
+            .split(',')
+            .any(|x| !x.is_empty() && name.contains(x))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn filter_and_exclude_take_comma_separated_name_parts() {
+        assert!(selects("", "", "map_matrix_data"));
+        assert!(selects("matrix,usm", "", "usm_present"));
+        assert!(!selects("matrix,usm", "", "api_alloc"));
+        assert!(!selects("", "map_matrix", "map_matrix_data"));
+        assert!(selects("", "map_matrix,", "map_update"));
+        assert!(!selects("map", "matrix", "map_matrix_exit"));
+    }
 
     #[test]
     fn a_packed_runtime_is_unpacked_once() {

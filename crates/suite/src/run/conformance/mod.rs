@@ -7,7 +7,7 @@
 
 mod verdict;
 
-use super::exec::{self, Job, Ran, Status};
+use super::exec::{self, Job, Ran};
 use super::manifest::{Program, Runtime, Suite};
 use super::text::{self, cut, diff, normalise_stderr};
 use super::{Ctx, jobs};
@@ -120,17 +120,13 @@ fn check<'s>(ctx: &Ctx, suite: &Suite, p: &'s Program) -> Row<'s> {
             other_runs.push(None);
         } else {
             let r = run_one(ctx, suite, &suite.ours, &bin, p, abi);
-            // Cut short by the deadline, not by the program (as for the first ABI's runs).
-            secondary.push(if r.status == Status::Timeout && ctx.deadline.passed() {
-                Verdict::Skip("time".into())
-            } else {
-                secondary_verdict(
-                    p,
-                    &Seen::of(&ours, &suite.ours),
-                    &Seen::of(&r, &suite.ours),
-                    &lines,
-                )
-            });
+            secondary.push(secondary_verdict(
+                p,
+                &Seen::of(&ours, &suite.ours),
+                &Seen::of(&r, &suite.ours),
+                &lines,
+                ctx.deadline.passed(),
+            ));
             other_runs.push(Some(r));
         }
     }

@@ -161,13 +161,18 @@ pub fn primary_verdict(
 }
 
 /// Another ABI's binary under ours against the first ABI's under ours (and the
-/// `OURS-STDERR` lines).
+/// `OURS-STDERR` lines). A run that timed out once the deadline had passed was cut short by
+/// the deadline, not by the program: SKIP(time), as in [`primary_verdict`].
 pub fn secondary_verdict(
     p: &Program,
     first: &Seen,
     other: &Seen,
     ours_stderr: &[String],
+    deadline_passed: bool,
 ) -> Verdict {
+    if *other.status == Status::Timeout && deadline_passed {
+        return Verdict::Skip("time".into());
+    }
     let mut why = Vec::new();
     if !other.loaded_ok {
         why.push("loaded");
@@ -442,14 +447,24 @@ mod tests {
         let p = program("STDERR");
         let first = seen(&OK, "1\n", "e 0x1\n");
         assert_eq!(
-            secondary_verdict(&p, &first, &seen(&OK, "1\n", "e 0x2\n"), &[]),
+            secondary_verdict(&p, &first, &seen(&OK, "1\n", "e 0x2\n"), &[], false),
             Verdict::Ok
         );
         let mut other = seen(&Status::Exit(1), "2\n", "f\n");
         other.loaded_ok = false;
         assert_eq!(
-            secondary_verdict(&p, &first, &other, &["need".into()]).to_string(),
+            secondary_verdict(&p, &first, &other, &["need".into()], false).to_string(),
             "FAIL(loaded,status,stdout,stderr,stderr-lacks-line)"
         );
+        // A timeout once the deadline has passed is the deadline's doing; before, the program's.
+        let cut = seen(&Status::Timeout, "", "");
+        assert_eq!(
+            secondary_verdict(&p, &first, &cut, &[], true),
+            Verdict::Skip("time".into())
+        );
+        assert!(matches!(
+            secondary_verdict(&p, &first, &cut, &[], false),
+            Verdict::Fail(_)
+        ));
     }
 }

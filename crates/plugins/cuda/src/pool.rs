@@ -3,13 +3,19 @@
 //! several processes can share one GPU. docs/GPU.md has the measurements behind the defaults.
 
 use crate::blocks::BlockCache;
-use crate::driver::{CUcontext, CUdeviceptr, CUstream, call, create_stream, make_current};
+use crate::driver::{
+    CUcontext, CUdeviceptr, CUstream, call, create_event, create_stream, make_current,
+};
 use cudarc::driver::sys;
+use omptarget_plugin::contention::{Lock, Site};
 use omptarget_plugin::pool_policy::{Governor, PoolOps, PoolPolicy, Reading, govern};
 use omptarget_plugin::{ErrorKind, Result};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+static STREAMS: Site = Site::new("cuda: streams a pool settle waits for");
+static SETTLE_EVENTS: Site = Site::new("cuda: events of pool settles");
 
 /// The pool and what the governor thread shares with the device.
 pub(crate) struct Pool {
@@ -27,6 +33,11 @@ pub(crate) struct Pool {
     /// The governor thread and the process that started it: a `fork()`ed child has a copy of
     /// the handle but not the thread, and must not join it.
     governor: Mutex<Option<(std::thread::JoinHandle<()>, u32)>>,
+    /// The device's streams (its queues and internal streams), which [`Pool::settle`] waits
+    /// for: registered at creation, removed before destruction.
+    streams: Lock<Vec<usize>>,
+    /// Sleeping events for [`Pool::settle`], taken out while one settles.
+    settle_events: Lock<Vec<usize>>,
 }
 
 // SAFETY: the pool and context handles may be used from any thread once the context is
@@ -54,6 +65,8 @@ impl Pool {
             running: AtomicBool::new(false),
             stop: AtomicBool::new(false),
             governor: Mutex::new(None),
+            streams: Lock::with_default(&STREAMS),
+            settle_events: Lock::with_default(&SETTLE_EVENTS),
         });
         pool.start_governor();
         pool
@@ -102,6 +115,13 @@ impl Pool {
                 self.stop.store(true, Ordering::Release);
                 h.thread().unpark();
                 let _ = h.join();
+                for e in std::mem::take(&mut *self.settle_events.lock()) {
+                    // SAFETY: our own event; no settle runs once the governor has stopped
+                    // (the last binary went away).
+                    let _ = call("cuEventDestroy", || unsafe {
+                        sys::cuEventDestroy_v2(e as sys::CUevent)
+                    });
+                }
             }
             // In a fork child the thread does not exist: joining it would wait for nothing
             // (pthread_join of a thread of another process) and std panics on what it finds.
@@ -134,6 +154,61 @@ impl Pool {
             // SAFETY: our own stream, idle.
             let _ = call("cuStreamDestroy", || unsafe { sys::cuStreamDestroy_v2(s) });
         }
+    }
+
+    /// Registers a stream of the device for [`Pool::settle`].
+    pub(crate) fn stream_created(&self, s: CUstream) {
+        self.streams.lock().push(s as usize);
+    }
+
+    /// Forgets a stream about to be destroyed (a settle that recorded on it before holds an
+    /// event that completes with the stream's work).
+    pub(crate) fn stream_destroyed(&self, s: CUstream) {
+        let mut streams = self.streams.lock();
+        if let Some(i) = streams.iter().position(|&x| x == s as usize) {
+            streams.swap_remove(i);
+        }
+    }
+
+    /// Waits until the work queued so far on every stream of the device has completed, so that
+    /// the host has seen the frees among it and a trim can release them. It sleeps on one
+    /// blocking-sync event per stream: `cuCtxSynchronize` would do the same under the default
+    /// scheduling by spinning a core for as long as the device works (a one-second kernel, a
+    /// second of CPU from a background thread). Falls back to `cuCtxSynchronize` when events
+    /// cannot be made.
+    pub(crate) fn settle(&self) {
+        let mut events = std::mem::take(&mut *self.settle_events.lock());
+        let streams = self.streams.lock();
+        while events.len() < streams.len() {
+            match create_event(true) {
+                Ok(e) => events.push(e as usize),
+                Err(_) => break,
+            }
+        }
+        let enough = events.len() >= streams.len();
+        let n = streams.len();
+        if enough {
+            for (&s, &e) in streams.iter().zip(&events) {
+                // SAFETY: records our own event on a registered (live) stream: a stream is
+                // removed under this lock before it is destroyed. Never blocks.
+                let _ = call("cuEventRecord", || unsafe {
+                    sys::cuEventRecord(e as sys::CUevent, s as CUstream)
+                });
+            }
+        }
+        drop(streams);
+        if enough {
+            for &e in &events[..n] {
+                // SAFETY: waits for our own event; it sleeps (a blocking-sync event).
+                let _ = call("cuEventSynchronize", || unsafe {
+                    sys::cuEventSynchronize(e as sys::CUevent)
+                });
+            }
+        } else {
+            // SAFETY: waits for this context's queued work.
+            let _ = call("cuCtxSynchronize", || unsafe { sys::cuCtxSynchronize() });
+        }
+        self.settle_events.lock().append(&mut events);
     }
 
     /// Whether the pool holds more than it keeps cached, so that the next synchronisation
@@ -208,9 +283,8 @@ impl PoolOps for GovernorOps<'_> {
     fn give_back(&self, keep: u64) {
         // Frees queued by constructs that returned before their work completed (the core's
         // deferred completion) are released only once a synchronisation has seen them: the
-        // governor trims an idle or pressed pool, so waiting for the context costs little.
-        // SAFETY: waits for this context's queued work.
-        let _ = call("cuCtxSynchronize", || unsafe { sys::cuCtxSynchronize() });
+        // governor trims an idle or pressed pool, so waiting for the device costs little.
+        self.pool.settle();
         let mut s = self.stream.lock().unwrap_or_else(|e| e.into_inner());
         if s.is_none() {
             *s = create_stream().ok();
@@ -255,8 +329,7 @@ impl<A: Fn(usize) -> Result<usize>, G: Fn(u64)> PoolOps for AllocOps<'_, A, G> {
         (self.give_back)(keep)
     }
     fn settle(&self) {
-        // SAFETY: waits for this context's queued work (its pending frees among it).
-        let _ = call("cuCtxSynchronize", || unsafe { sys::cuCtxSynchronize() });
+        self.pool.settle();
     }
     fn reading(&self, device_free: bool) -> Reading {
         self.pool.reading(device_free)

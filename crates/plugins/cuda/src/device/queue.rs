@@ -33,12 +33,19 @@ impl CudaDevice {
 
     pub(super) fn stream_create(&self) -> Result<QueueId> {
         self.current()?;
-        driver::create_stream().map(|s| QueueId(s as usize))
+        let s = driver::create_stream()?;
+        if let Some(pool) = &self.pool {
+            pool.stream_created(s);
+        }
+        Ok(QueueId(s as usize))
     }
 
     pub(super) fn stream_destroy(&self, queue: QueueId) -> Result<()> {
         self.current()?;
         let s = self.submit(queue)?;
+        if let Some(pool) = &self.pool {
+            pool.stream_destroyed(s);
+        }
         // SAFETY: destroys a stream we created, once.
         call("cuStreamDestroy", || unsafe { sys::cuStreamDestroy_v2(s) })
     }

@@ -14,7 +14,7 @@ fn ptx_declares_every_kernel_once() {
 #[test]
 fn every_gpu_scenario_has_its_floor() {
     let c = include_str!("../../../../bench/gpu_scenarios.c");
-    let floor = include_str!("../floor.rs");
+    let floor = include_str!("scenarios.rs");
     let rows: Vec<(&str, &str, &str)> = c
         .lines()
         .filter_map(|l| {

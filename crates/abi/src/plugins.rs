@@ -26,7 +26,6 @@ pub fn default_plugins(config: &Config) -> Vec<Arc<dyn Plugin>> {
             use_memory_pool: config.cuda_memory_pool,
             blocking_sync: config.cuda_blocking_sync,
             spin_us: config.cuda_spin_us,
-            spin_when_busy: config.cuda_spin_when_busy,
             pack_copies: config.cuda_pack_copies,
             pool_preallocate: config.cuda_pool_preallocate,
             record_va: config.cuda_record_va,

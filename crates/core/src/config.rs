@@ -85,9 +85,6 @@ pub struct Config {
     /// `OMPTARGET_RS_CUDA_SPIN_US` (default 1000; 0: sleep at once; -1, `None`: the driver's
     /// synchronisation): the longest a wait for a GPU polls before it sleeps.
     pub cuda_spin_us: Option<u64>,
-    /// `OMPTARGET_RS_CUDA_SPIN_WHEN_BUSY` (default false): a wait for a GPU polls for its whole
-    /// budget even while every CPU of the machine has a runnable thread.
-    pub cuda_spin_when_busy: bool,
     /// `OMPTARGET_RS_CUDA_PACK_COPIES` (default true): small staged copies share a pinned
     /// arena per stream.
     pub cuda_pack_copies: bool,
@@ -157,7 +154,6 @@ impl Default for Config {
             cuda_blocking_sync: false,
             cuda_spin_us: Some(1000),
             cuda_pack_copies: true,
-            cuda_spin_when_busy: false,
             cuda_pool_preallocate: 256 << 20,
             cuda_record_va: 0x6000_0000_0000,
             cuda_staging_limit: 512 << 20,
@@ -367,10 +363,6 @@ impl Config {
                 None => d.cuda_spin_us,
             },
             cuda_pack_copies: r.flag("OMPTARGET_RS_CUDA_PACK_COPIES", d.cuda_pack_copies),
-            cuda_spin_when_busy: r.flag(
-                "OMPTARGET_RS_CUDA_SPIN_WHEN_BUSY",
-                d.cuda_spin_when_busy,
-            ),
             cuda_pool_preallocate: bytes(
                 "OMPTARGET_RS_CUDA_POOL_PREALLOCATE",
                 d.cuda_pool_preallocate,

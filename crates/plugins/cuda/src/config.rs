@@ -63,9 +63,6 @@ pub struct CudaConfig {
     /// `OMPTARGET_RS_CUDA_SPIN_US`: the longest a wait polls before it sleeps, in µs (default
     /// 1000; 0: it sleeps at once; `None` (-1): waits are the driver's synchronisation; wait.rs).
     pub spin_us: Option<u64>,
-    /// `OMPTARGET_RS_CUDA_SPIN_WHEN_BUSY` (default off): waits poll for their whole budget even
-    /// while every CPU of the machine has a runnable thread (wait.rs).
-    pub spin_when_busy: bool,
     /// `OMPTARGET_RS_CUDA_PACK_COPIES` (default on): staged copies of at most 2 KiB share a
     /// pinned arena per stream instead of a 4 KiB buffer each (staging.rs).
     pub pack_copies: bool,
@@ -89,7 +86,6 @@ impl Default for CudaConfig {
             use_memory_pool: true,
             blocking_sync: false,
             spin_us: Some(crate::wait::DEFAULT_SPIN_US),
-            spin_when_busy: false,
             pack_copies: true,
             info: 0,
             pool_preallocate: 256 << 20,

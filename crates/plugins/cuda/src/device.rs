@@ -243,7 +243,7 @@ impl CudaDevice {
         }
         .with_environment(config);
         // LLVM's blocking synchronisation (OMPTARGET_RS_CUDA_BLOCKING_SYNC): every wait sleeps.
-        let waiter = Arc::new(wait::Waiter::new(config.spin_us, config.spin_when_busy));
+        let waiter = Arc::new(wait::Waiter::new(config.spin_us));
         // compute-sanitizer does not see batched copies: plain ones while it watches.
         let batch_copies = config.batch_copies && !driver::compute_sanitizer_attached();
         if config.batch_copies && !batch_copies {

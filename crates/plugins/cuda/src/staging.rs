@@ -281,7 +281,7 @@ impl Staging {
                 copy_kernel: false,
                 pack: true,
             },
-            std::sync::Arc::new(crate::wait::Waiter::new(None, false)),
+            std::sync::Arc::new(crate::wait::Waiter::new(None)),
         )
     }
 

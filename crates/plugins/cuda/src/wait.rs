@@ -15,13 +15,6 @@
 //! at once; the typical wait follows the recent ones both ways. `OMPTARGET_RS_CUDA_SPIN_US=0`
 //! sleeps at once, `-1` leaves every wait to the driver's synchronisation (it spins under the
 //! default scheduling for as long as the device works).
-//!
-//! A poll also stops, and the wait sleeps, once it has lasted [`BUSY_CHECK_NS`] while every CPU
-//! of the machine has a runnable thread ([`busy`]): polling then takes a CPU from the program's
-//! own threads (a host loop beside `nowait` regions) or from a neighbour's process.
-//! `OMPTARGET_RS_CUDA_SPIN_WHEN_BUSY=1` polls regardless.
-
-pub mod busy;
 
 use crate::driver::{CUstream, call, query};
 use cudarc::driver::sys;
@@ -38,16 +31,6 @@ pub const DEFAULT_SPIN_US: u64 = 1000;
 
 /// While the typical wait is longer than this many budgets, waits sleep at once.
 pub const LONG_WAITS: u64 = 4;
-
-/// A poll asks whether the CPUs are all busy once it has lasted this long, in ns: the waits of
-/// an empty region (~5 µs) never ask.
-pub const BUSY_CHECK_NS: u64 = 20_000;
-
-/// Whether a poll that has lasted `elapsed_ns` of its `budget_ns` goes on; `cpus_busy` is asked
-/// only past [`BUSY_CHECK_NS`] (None: never, `OMPTARGET_RS_CUDA_SPIN_WHEN_BUSY`).
-pub fn keep_polling(elapsed_ns: u64, budget_ns: u64, cpus_busy: Option<&dyn Fn() -> bool>) -> bool {
-    elapsed_ns < budget_ns && (elapsed_ns < BUSY_CHECK_NS || !cpus_busy.is_some_and(|busy| busy()))
-}
 
 /// The poll budget for waits whose typical length is `typical_ns`, polling at most `max_ns`.
 pub fn budget(typical_ns: u64, max_ns: u64) -> u64 {
@@ -69,19 +52,16 @@ pub struct Waiter {
     max_spin_ns: Option<u64>,
     typical_ns: AtomicU64,
     events: Lock<Vec<usize>>,
-    /// Whether a poll stops while every CPU is busy (not `OMPTARGET_RS_CUDA_SPIN_WHEN_BUSY`).
-    yields_when_busy: bool,
 }
 
 impl Waiter {
     /// `spin_us`: `None` for the driver's own synchronisation, else the longest poll before
-    /// a wait sleeps (0: at once); `spin_when_busy`: polls go on while every CPU is busy.
-    pub fn new(spin_us: Option<u64>, spin_when_busy: bool) -> Self {
+    /// a wait sleeps (0: at once).
+    pub fn new(spin_us: Option<u64>) -> Self {
         Self {
             max_spin_ns: spin_us.map(|us| us.saturating_mul(1000)),
             typical_ns: AtomicU64::new(0),
             events: Lock::with_default(&EVENTS),
-            yields_when_busy: !spin_when_busy,
         }
     }
 
@@ -103,12 +83,7 @@ impl Waiter {
             return Ok(true);
         }
         let budget = budget(self.typical_ns.load(Ordering::Relaxed), max_ns);
-        let busy: Option<&dyn Fn() -> bool> = if self.yields_when_busy {
-            Some(&busy::cpus_busy)
-        } else {
-            None
-        };
-        while keep_polling(started.elapsed().as_nanos() as u64, budget, busy) {
+        while (started.elapsed().as_nanos() as u64) < budget {
             std::hint::spin_loop();
             if done()? {
                 return Ok(true);
@@ -204,32 +179,6 @@ mod tests {
         assert_eq!(budget(LONG_WAITS * MAX, MAX), MAX);
         assert_eq!(budget(LONG_WAITS * MAX + 1, MAX), 0);
         assert_eq!(budget(0, 0), 0, "OMPTARGET_RS_CUDA_SPIN_US=0: always sleep");
-    }
-
-    #[test]
-    fn a_poll_stops_past_the_check_time_while_the_cpus_are_busy() {
-        let busy = || true;
-        let free = || false;
-        let asked = std::cell::Cell::new(0);
-        let counting = || {
-            asked.set(asked.get() + 1);
-            true
-        };
-        // Before the check time nobody asks: an empty region's wait costs no reading.
-        assert!(keep_polling(BUSY_CHECK_NS - 1, MAX, Some(&counting)));
-        assert_eq!(asked.get(), 0);
-        assert!(!keep_polling(BUSY_CHECK_NS, MAX, Some(&counting)));
-        assert_eq!(asked.get(), 1);
-        assert!(keep_polling(BUSY_CHECK_NS, MAX, Some(&free)));
-        assert!(
-            keep_polling(MAX - 1, MAX, None),
-            "SPIN_WHEN_BUSY: polls regardless"
-        );
-        assert!(
-            !keep_polling(MAX, MAX, Some(&free)),
-            "the budget ends every poll"
-        );
-        assert!(!keep_polling(0, 0, Some(&busy)), "SPIN_US=0: no poll");
     }
 
     #[test]

@@ -290,6 +290,31 @@ fn pressure_makes_a_busy_process_give_back_what_it_does_not_use() {
 }
 
 #[test]
+fn an_idle_process_gives_its_kept_memory_back_under_pressure_within_a_second() {
+    // A keeps a large head start while idle; it reads the device's free memory only once a
+    // second then (IDLE_FREE_EVERY), still within B's patience.
+    let p = PoolPolicy {
+        keep: 20 * GIB,
+        ..policy()
+    };
+    let gpu = Gpu::new(140 * GIB, 2);
+    let w = World::new(&gpu, p, u64::MAX);
+    w.region(0, 20 * GIB, ms(10)).expect("A");
+    w.advance(ms(5000));
+    assert_eq!(gpu.pools.borrow()[0].0, 20 * GIB, "idle A keeps its keep");
+    // The device below its low water (4 GiB free of 140), B needs what A keeps.
+    gpu.outside.set(116 * GIB);
+    let waited = w
+        .region(1, 20 * GIB, ms(10))
+        .expect("B, after A gave its keep back");
+    assert!(
+        waited <= omptarget_plugin::pool_policy::IDLE_FREE_EVERY + ms(100),
+        "B waited {waited:?}"
+    );
+    assert_eq!(gpu.pools.borrow()[0].0, 0);
+}
+
+#[test]
 fn eight_processes_with_phases_at_random_offsets_all_succeed() {
     // 8 × 15 GiB fits in 140 GiB whatever the offsets; each process keeps at most its own
     // working set, so no phase may fail. A small deterministic generator picks the offsets.

@@ -179,6 +179,8 @@ impl CudaDevice {
         } else {
             0
         }));
+        // How the host waits for the device (wait.rs); the pool's settles borrow its events.
+        let waiter = Arc::new(wait::Waiter::new(config.spin_us));
         let pool = pool.map(|(handle, release_threshold)| {
             let mut policy =
                 PoolPolicy::for_device(total_memory as u64, config.pool_preallocate as u64);
@@ -194,6 +196,7 @@ impl CudaDevice {
                 release_threshold,
                 policy,
                 blocks.clone(),
+                waiter.clone(),
             )
         });
         if config.stack_size > 0 {
@@ -242,8 +245,6 @@ impl CudaDevice {
                     / 32),
         }
         .with_environment(config);
-        // LLVM's blocking synchronisation (OMPTARGET_RS_CUDA_BLOCKING_SYNC): every wait sleeps.
-        let waiter = Arc::new(wait::Waiter::new(config.spin_us));
         // compute-sanitizer does not see batched copies: plain ones while it watches.
         let batch_copies = config.batch_copies && !driver::compute_sanitizer_attached();
         if config.batch_copies && !batch_copies {

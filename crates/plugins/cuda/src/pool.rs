@@ -3,9 +3,8 @@
 //! several processes can share one GPU. docs/GPU.md has the measurements behind the defaults.
 
 use crate::blocks::BlockCache;
-use crate::driver::{
-    CUcontext, CUdeviceptr, CUstream, call, create_event, create_stream, make_current,
-};
+use crate::driver::{CUcontext, CUdeviceptr, CUstream, call, create_stream, make_current};
+use crate::wait::Waiter;
 use cudarc::driver::sys;
 use omptarget_plugin::contention::{Lock, Site};
 use omptarget_plugin::pool_policy::{Governor, PoolOps, PoolPolicy, Reading, govern};
@@ -15,7 +14,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 static STREAMS: Site = Site::new("cuda: streams a pool settle waits for");
-static SETTLE_EVENTS: Site = Site::new("cuda: events of pool settles");
 
 /// The pool and what the governor thread shares with the device.
 pub(crate) struct Pool {
@@ -36,8 +34,8 @@ pub(crate) struct Pool {
     /// The device's streams (its queues and internal streams), which [`Pool::settle`] waits
     /// for: registered at creation, removed before destruction.
     streams: Lock<Vec<usize>>,
-    /// Sleeping events for [`Pool::settle`], taken out while one settles.
-    settle_events: Lock<Vec<usize>>,
+    /// The device's waits, whose stash of blocking-sync events [`Pool::settle`] borrows.
+    waiter: Arc<Waiter>,
 }
 
 // SAFETY: the pool and context handles may be used from any thread once the context is
@@ -53,6 +51,7 @@ impl Pool {
         release_threshold: u64,
         policy: PoolPolicy,
         blocks: Arc<BlockCache>,
+        waiter: Arc<Waiter>,
     ) -> Arc<Self> {
         let pool = Arc::new(Self {
             handle,
@@ -66,7 +65,7 @@ impl Pool {
             stop: AtomicBool::new(false),
             governor: Mutex::new(None),
             streams: Lock::with_default(&STREAMS),
-            settle_events: Lock::with_default(&SETTLE_EVENTS),
+            waiter,
         });
         pool.start_governor();
         pool
@@ -115,13 +114,6 @@ impl Pool {
                 self.stop.store(true, Ordering::Release);
                 h.thread().unpark();
                 let _ = h.join();
-                for e in std::mem::take(&mut *self.settle_events.lock()) {
-                    // SAFETY: our own event; no settle runs once the governor has stopped
-                    // (the last binary went away).
-                    let _ = call("cuEventDestroy", || unsafe {
-                        sys::cuEventDestroy_v2(e as sys::CUevent)
-                    });
-                }
             }
             // In a fork child the thread does not exist: joining it would wait for nothing
             // (pthread_join of a thread of another process) and std panics on what it finds.
@@ -172,43 +164,41 @@ impl Pool {
 
     /// Waits until the work queued so far on every stream of the device has completed, so that
     /// the host has seen the frees among it and a trim can release them. It sleeps on one
-    /// blocking-sync event per stream: `cuCtxSynchronize` would do the same under the default
-    /// scheduling by spinning a core for as long as the device works (a one-second kernel, a
-    /// second of CPU from a background thread). Falls back to `cuCtxSynchronize` when events
-    /// cannot be made.
+    /// blocking-sync event per stream, from the waiter's stash: `cuCtxSynchronize` would do the
+    /// same under the default scheduling by spinning a core for as long as the device works (a
+    /// one-second kernel, a second of CPU from a background thread). Falls back to
+    /// `cuCtxSynchronize` when events cannot be made.
     pub(crate) fn settle(&self) {
-        let mut events = std::mem::take(&mut *self.settle_events.lock());
         let streams = self.streams.lock();
+        let mut events = Vec::with_capacity(streams.len());
         while events.len() < streams.len() {
-            match create_event(true) {
-                Ok(e) => events.push(e as usize),
+            match self.waiter.take_event() {
+                Ok(e) => events.push(e),
                 Err(_) => break,
             }
         }
-        let enough = events.len() >= streams.len();
-        let n = streams.len();
-        if enough {
-            for (&s, &e) in streams.iter().zip(&events) {
-                // SAFETY: records our own event on a registered (live) stream: a stream is
-                // removed under this lock before it is destroyed. Never blocks.
-                let _ = call("cuEventRecord", || unsafe {
-                    sys::cuEventRecord(e as sys::CUevent, s as CUstream)
-                });
-            }
-        }
-        drop(streams);
-        if enough {
-            for &e in &events[..n] {
-                // SAFETY: waits for our own event; it sleeps (a blocking-sync event).
-                let _ = call("cuEventSynchronize", || unsafe {
-                    sys::cuEventSynchronize(e as sys::CUevent)
-                });
-            }
-        } else {
+        if events.len() < streams.len() {
+            drop(streams);
+            self.waiter.put_events(events);
             // SAFETY: waits for this context's queued work.
             let _ = call("cuCtxSynchronize", || unsafe { sys::cuCtxSynchronize() });
+            return;
         }
-        self.settle_events.lock().append(&mut events);
+        for (&s, &e) in streams.iter().zip(&events) {
+            // SAFETY: records a stashed event on a registered (live) stream: a stream is removed
+            // under this lock before it is destroyed. Never blocks.
+            let _ = call("cuEventRecord", || unsafe {
+                sys::cuEventRecord(e as sys::CUevent, s as CUstream)
+            });
+        }
+        drop(streams);
+        for &e in &events {
+            // SAFETY: waits for a stashed event; it sleeps (a blocking-sync event).
+            let _ = call("cuEventSynchronize", || unsafe {
+                sys::cuEventSynchronize(e as sys::CUevent)
+            });
+        }
+        self.waiter.put_events(events);
     }
 
     /// Whether the pool holds more than it keeps cached, so that the next synchronisation

@@ -100,6 +100,21 @@ impl Waiter {
         self.typical_ns.store(update(t, took), Ordering::Relaxed);
     }
 
+    /// A blocking-sync event from the device's stash (made when the stash is empty), for a
+    /// wait that sleeps; [`Waiter::put_events`] gives it back.
+    pub fn take_event(&self) -> Result<usize> {
+        let stashed = self.events.lock().pop();
+        match stashed {
+            Some(e) => Ok(e),
+            None => crate::driver::create_event(true).map(|e| e as usize),
+        }
+    }
+
+    /// Gives events taken with [`Waiter::take_event`] back to the stash.
+    pub fn put_events(&self, events: impl IntoIterator<Item = usize>) {
+        self.events.lock().extend(events);
+    }
+
     /// Waits for everything queued on `stream` so far (the current context is the device's).
     pub fn stream(&self, stream: CUstream) -> Result<()> {
         let Some(max_ns) = self.max_spin_ns else {
@@ -114,10 +129,7 @@ impl Waiter {
             query("cuStreamQuery", || unsafe { sys::cuStreamQuery(stream) })
         })?;
         if !done {
-            let event = match self.events.lock().pop() {
-                Some(e) => e,
-                None => crate::driver::create_event(true)? as usize,
-            };
+            let event = self.take_event()?;
             // SAFETY: records a live event on a live stream, then sleeps until it completes.
             let r = call("cuEventRecord", || unsafe {
                 sys::cuEventRecord(event as sys::CUevent, stream)
@@ -127,7 +139,7 @@ impl Waiter {
                     sys::cuEventSynchronize(event as sys::CUevent)
                 })
             });
-            self.events.lock().push(event);
+            self.put_events([event]);
             r?;
         }
         self.note(max_ns, started);

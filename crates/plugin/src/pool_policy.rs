@@ -60,8 +60,9 @@ impl PoolPolicy {
 /// What the governor reads each time it looks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Reading {
-    /// Free memory of the whole device (all processes), as the driver reports it.
-    pub device_free: u64,
+    /// Free memory of the whole device (all processes), as the driver reports it; `None` when
+    /// not read this time (the reading was taken without it).
+    pub device_free: Option<u64>,
     /// Bytes the pool holds, in use or cached.
     pub reserved: u64,
     /// Bytes of the pool that allocations use.
@@ -151,7 +152,10 @@ impl Governor {
             self.idle_trimmed = false;
         }
         let unused = r.reserved.saturating_sub(r.used);
-        if self.policy.low_water > 0 && unused > 0 && r.device_free < self.policy.low_water {
+        if self.policy.low_water > 0
+            && unused > 0
+            && r.device_free.is_some_and(|f| f < self.policy.low_water)
+        {
             return Decision::Trim {
                 keep: 0,
                 why: TrimReason::Pressure,
@@ -193,14 +197,14 @@ pub fn backoff(oom_wait: Duration) -> impl Iterator<Item = Duration> {
 /// (everything the device lacks that our pool does not account for).
 pub fn describe_shortage(total: u64, r: Reading, size: u64) -> String {
     let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
-    let others = total
-        .saturating_sub(r.device_free)
-        .saturating_sub(r.reserved);
+    // Taken with the device's free memory (alloc_with_patience reads it for the message).
+    let free = r.device_free.unwrap_or(0);
+    let others = total.saturating_sub(free).saturating_sub(r.reserved);
     format!(
         "{:.2} GiB requested; the device has {:.2} GiB of {:.2} GiB free; this process's memory \
          pool holds {:.2} GiB ({:.2} GiB in use); other processes and contexts hold about {:.2} GiB",
         gib(size),
-        gib(r.device_free),
+        gib(free),
         gib(total),
         gib(r.reserved),
         gib(r.used),
@@ -221,7 +225,7 @@ pub trait PoolOps {
     /// Waits for this process's queued frees, so that a following trim can release them.
     fn settle(&self);
     /// The pool's reserved and used bytes, and, when `device_free` is asked for, the
-    /// device's free memory (a driver call; otherwise 0).
+    /// device's free memory (a driver call; otherwise `None`).
     fn reading(&self, device_free: bool) -> Reading;
 }
 
@@ -263,7 +267,7 @@ pub fn alloc_with_patience(
             sleep(d);
             waited += d;
             // Try only once the device shows room (an attempt costs more than a look).
-            if ops.reading(true).device_free >= size
+            if ops.reading(true).device_free.is_some_and(|f| f >= size)
                 && let Some(p) = ops.try_alloc(size)?
             {
                 return Ok(Ok(p));
@@ -282,10 +286,6 @@ pub fn govern(ops: &impl PoolOps, g: &mut Governor, now: Duration, active: bool)
     let mut r = ops.reading(false);
     if g.needs_device_free(now, active, r.reserved, r.used) {
         r = ops.reading(true);
-    } else {
-        // Not read this time: no pressure is seen (tick needs no reading when nothing is
-        // unused, and an idle pool holding its keep looks again within IDLE_FREE_EVERY).
-        r.device_free = u64::MAX;
     }
     let d = g.tick(now, active, r);
     if let Decision::Trim { keep, .. } = d {
@@ -312,7 +312,7 @@ mod tests {
     fn an_idle_pool_is_trimmed_once_after_the_idle_time() {
         let mut g = Governor::new(policy(), ms(0));
         let r = Reading {
-            device_free: 60 * GIB,
+            device_free: Some(60 * GIB),
             reserved: 80 * GIB,
             used: 0,
         };
@@ -335,7 +335,7 @@ mod tests {
     fn a_busy_pool_is_never_idle_trimmed() {
         let mut g = Governor::new(policy(), ms(0));
         let r = Reading {
-            device_free: 100 * GIB,
+            device_free: Some(100 * GIB),
             reserved: 8 * GIB,
             used: GIB,
         };
@@ -348,7 +348,7 @@ mod tests {
     fn pressure_gives_unused_memory_back_even_when_busy() {
         let mut g = Governor::new(policy(), ms(0));
         let low = Reading {
-            device_free: GIB,
+            device_free: Some(GIB),
             reserved: 30 * GIB,
             used: 2 * GIB,
         };
@@ -401,7 +401,7 @@ mod tests {
         };
         let mut g = Governor::new(p, ms(0));
         let r = Reading {
-            device_free: 0,
+            device_free: Some(0),
             reserved: 80 * GIB,
             used: 0,
         };
@@ -422,7 +422,7 @@ mod tests {
         let s = describe_shortage(
             140 * GIB,
             Reading {
-                device_free: 59 * GIB,
+                device_free: Some(59 * GIB),
                 reserved: GIB,
                 used: 0,
             },

@@ -219,16 +219,19 @@ impl Pool {
 
     pub(crate) fn reading(&self, device_free: bool) -> Reading {
         use sys::CUmemPool_attribute as P;
-        let mut free = 0usize;
-        if device_free {
-            let mut total = 0usize;
-            // SAFETY: writes two locals (the context is current on this thread).
-            let _ = call("cuMemGetInfo", || unsafe {
-                sys::cuMemGetInfo_v2(&mut free, &mut total)
-            });
-        }
+        let free = device_free
+            .then(|| {
+                let (mut free, mut total) = (0usize, 0usize);
+                // SAFETY: writes two locals (the context is current on this thread).
+                call("cuMemGetInfo", || unsafe {
+                    sys::cuMemGetInfo_v2(&mut free, &mut total)
+                })
+                .ok()
+                .map(|_| free as u64)
+            })
+            .flatten();
         Reading {
-            device_free: free as u64,
+            device_free: free,
             reserved: self.attr(P::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT),
             used: self.attr(P::CU_MEMPOOL_ATTR_USED_MEM_CURRENT),
         }

@@ -144,13 +144,8 @@ pub(super) fn beside_table(
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::{cols, samples};
     use super::*;
-
-    fn samples(rows: &[(&str, &[f64])]) -> Samples {
-        rows.iter()
-            .map(|(s, v)| (s.to_string(), v.to_vec()))
-            .collect()
-    }
 
     #[test]
     fn the_cpu_table_shows_cpu_floors_only_where_the_floor_blocks() {
@@ -169,7 +164,6 @@ mod tests {
         let floors = [f("empty_blocking_sync", 4.0), f("map64B", 30.0)].into();
         let t = cpu_table(3, &llvm, &ours, Some(&floors));
         let lines: Vec<&str> = t.lines().collect();
-        let cols = |l: &str| l.split_whitespace().map(String::from).collect::<Vec<_>>();
         assert_eq!(
             cols(lines[1]),
             [

@@ -1,9 +1,15 @@
 use super::*;
 
-fn samples(rows: &[(&str, &[f64])]) -> Samples {
+/// Per-scenario samples from literal rows (the bench tables' tests, here and in node.rs).
+pub(super) fn samples(rows: &[(&str, &[f64])]) -> Samples {
     rows.iter()
         .map(|(s, v)| (s.to_string(), v.to_vec()))
         .collect()
+}
+
+/// A table line's whitespace-separated columns.
+pub(super) fn cols(line: &str) -> Vec<String> {
+    line.split_whitespace().map(String::from).collect()
 }
 
 fn gpu(launches: u64) -> gomp::Check {
@@ -61,7 +67,6 @@ fn the_gcc_column_shows_times_only_where_kernels_ran_on_the_gpu() {
     .into();
     let t = table(2, &llvm, &ours, Some(&g), Some(&floors));
     let lines: Vec<&str> = t.lines().collect();
-    let cols = |l: &str| l.split_whitespace().map(String::from).collect::<Vec<_>>();
     assert_eq!(
         cols(lines[0]),
         [

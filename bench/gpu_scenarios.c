@@ -108,15 +108,16 @@ static void counters_print(long regions, double wall_s) {
 
 /* The process's CPU time so far, user + system, of all its threads (the program's, libomp's
    and the runtime's helpers), in seconds. */
-/* With GPU_SCENARIOS_THREAD_CPU set: each thread's CPU time (user + system, clock ticks) over a
-   scenario's timed repetitions, summed by thread name, printed on a `threads=` line after the
-   scenario's line: which threads (the program's, libomp's, the runtime's, the driver's) take
-   the CPU that cpu_us counts. */
+/* With GPU_SCENARIOS_THREAD_CPU set: each thread's CPU time over a scenario's timed repetitions,
+   in µs, summed by thread name, printed on a `threads=` line after the scenario's line: which
+   threads (the program's, libomp's, the runtime's, the driver's) take the CPU that cpu_us
+   counts. The time on the CPU comes from /proc/self/task/TID/schedstat (ns); where the kernel
+   has none, from the clock ticks of .../stat (user + system). */
 #define MAX_THREADS 512
 static struct thread_ticks {
   int tid;
   char comm[32];
-  long ticks;
+  long long ns;
 } ticks_before[MAX_THREADS];
 static int n_before;
 
@@ -146,7 +147,13 @@ static int thread_ticks(struct thread_ticks *t) {
     for (int field = 3; field < 14 && p; ++field) p = strchr(p + 1, ' ');
     if (!p || sscanf(p, " %ld %ld", &ut, &st) != 2) continue;
     t[n].tid = atoi(e->d_name);
-    t[n].ticks = ut + st;
+    t[n].ns = (long long)(ut + st) * (1000000000LL / sysconf(_SC_CLK_TCK));
+    snprintf(path, sizeof path, "/proc/self/task/%s/schedstat", e->d_name);
+    long long on_cpu;
+    if ((f = fopen(path, "r"))) {
+      if (fscanf(f, "%lld", &on_cpu) == 1) t[n].ns = on_cpu;
+      fclose(f);
+    }
     ++n;
   }
   closedir(d);
@@ -161,12 +168,12 @@ static void threads_print(void) {
   if (!getenv("GPU_SCENARIOS_THREAD_CPU")) return;
   static struct thread_ticks now[MAX_THREADS];
   char names[MAX_THREADS][32];
-  long sums[MAX_THREADS];
+  long long sums[MAX_THREADS];
   int n = thread_ticks(now), k = 0;
   for (int i = 0; i < n; ++i) {
-    long d = now[i].ticks;
+    long long d = now[i].ns;
     for (int j = 0; j < n_before; ++j)
-      if (ticks_before[j].tid == now[i].tid) d -= ticks_before[j].ticks;
+      if (ticks_before[j].tid == now[i].tid) d -= ticks_before[j].ns;
     if (d <= 0) continue;
     int j = 0;
     while (j < k && strcmp(names[j], now[i].comm)) ++j;
@@ -176,8 +183,8 @@ static void threads_print(void) {
     }
     sums[j] += d;
   }
-  printf("threads= ticks_per_s=%ld", sysconf(_SC_CLK_TCK));
-  for (int j = 0; j < k; ++j) printf(" %s:%ld", names[j], sums[j]);
+  printf("threads= unit=us");
+  for (int j = 0; j < k; ++j) printf(" %s:%lld", names[j], sums[j] / 1000);
   printf("\n");
 }
 

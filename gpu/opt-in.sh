@@ -32,9 +32,9 @@ for run in $(seq 1 "${RUNS:-3}"); do
   done
 done
 # Which threads take the CPU: the same scenarios once more per runtime with
-# GPU_SCENARIOS_THREAD_CPU=1, which prints after each scenario a `threads=` line (CPU ticks over
+# GPU_SCENARIOS_THREAD_CPU=1, which prints after each scenario a `threads=` line (CPU µs over
 # its timed repetitions, summed by thread name).
-echo "== CPU ticks per thread name over each scenario's timed repetitions"
+echo "== CPU µs per thread name over each scenario's timed repetitions"
 for rt in ours "ours OMPTARGET_RS_CUDA_SPIN_US=-1" llvm19; do
   lib=$G/ours; envs=()
   [[ $rt == llvm19 ]] && lib=$LLVM19_DIR

@@ -12,7 +12,8 @@
 //! So every wait shorter than the budget costs what a spinning wait costs and no more, and a
 //! longer one costs the budget in CPU and a late wake-up. While the device's recent waits
 //! are typically longer than [`LONG_WAITS`] budgets (a program of long kernels), a wait sleeps
-//! at once; the typical wait follows the recent ones both ways. `OMPTARGET_RS_CUDA_SPIN_US=0`
+//! at once; the typical wait follows the recent ones both ways, and one wait of [`LONG_KERNEL`]
+//! budgets (a long kernel's) makes it long at once. `OMPTARGET_RS_CUDA_SPIN_US=0`
 //! sleeps at once, `-1` leaves every wait to the driver's synchronisation (it spins under the
 //! default scheduling for as long as the device works).
 
@@ -41,9 +42,21 @@ pub fn budget(typical_ns: u64, max_ns: u64) -> u64 {
     }
 }
 
-/// The typical wait after one more of `took_ns` (a moving average over about eight waits).
-pub fn update(typical_ns: u64, took_ns: u64) -> u64 {
-    typical_ns - typical_ns / 8 + took_ns / 8
+/// A wait this many budgets long (100 ms by default) was a long kernel's: the typical wait
+/// becomes long at once, so that the next waits sleep without polling a budget each (the
+/// short waits after it bring the typical one down again within about six waits).
+pub const LONG_KERNEL: u64 = 100;
+
+/// The typical wait after one more of `took_ns`, polling at most `max_ns`: a moving average
+/// over about eight waits, each counted as at most twice [`LONG_WAITS`] budgets (so that one
+/// long kernel does not keep many short waits after it sleeping); a wait of [`LONG_KERNEL`]
+/// budgets or more sets it to that most at once.
+pub fn update(typical_ns: u64, took_ns: u64, max_ns: u64) -> u64 {
+    let most = 2 * LONG_WAITS * max_ns;
+    if took_ns >= LONG_KERNEL.saturating_mul(max_ns) {
+        return most;
+    }
+    typical_ns - typical_ns / 8 + took_ns.min(most) / 8
 }
 
 /// One device's waits: how it waits, the typical wait and the blocking events streams borrow.
@@ -92,12 +105,12 @@ impl Waiter {
         Ok(false)
     }
 
-    /// Counts a wait in the typical one: a wait longer than twice [`LONG_WAITS`] budgets counts
-    /// as that long, so that one long kernel does not keep many short waits after it sleeping.
+    /// Counts a wait in the typical one ([`update`]).
     fn note(&self, max_ns: u64, started: Instant) {
-        let took = (started.elapsed().as_nanos() as u64).min(2 * LONG_WAITS * max_ns);
+        let took = started.elapsed().as_nanos() as u64;
         let t = self.typical_ns.load(Ordering::Relaxed);
-        self.typical_ns.store(update(t, took), Ordering::Relaxed);
+        self.typical_ns
+            .store(update(t, took, max_ns), Ordering::Relaxed);
     }
 
     /// A blocking-sync event from the device's stash (made when the stash is empty), for a
@@ -179,9 +192,8 @@ mod tests {
 
     const MAX: u64 = DEFAULT_SPIN_US * 1000;
 
-    /// Counts a wait of `took` as [`Waiter::note`] does.
     fn noted(typical: u64, took: u64) -> u64 {
-        update(typical, took.min(2 * LONG_WAITS * MAX))
+        update(typical, took, MAX)
     }
 
     #[test]
@@ -195,14 +207,23 @@ mod tests {
 
     #[test]
     fn the_typical_wait_follows_recent_waits_both_ways() {
-        // One-second kernels: polling stops after a few of them ...
+        // One-second kernels: polling stops after the first ...
         let mut t = 50_000;
+        t = noted(t, 1_000_000_000);
+        assert_eq!(
+            budget(t, MAX),
+            0,
+            "the wait after a one-second kernel's sleeps at once"
+        );
+        // ... 10 ms kernels after a few of them (a wait of 99 budgets counts as 8) ...
+        let mut t10 = 50_000;
         let mut n = 0;
-        while budget(t, MAX) > 0 {
-            t = noted(t, 1_000_000_000);
+        while budget(t10, MAX) > 0 {
+            t10 = noted(t10, 10_000_000);
             n += 1;
         }
-        assert!((1..=8).contains(&n), "{n} long waits polled");
+        assert!((4..=8).contains(&n), "{n} 10 ms waits polled");
+        assert_eq!(noted(50_000, 99 * MAX), noted(50_000, 2 * LONG_WAITS * MAX));
         for _ in 0..100 {
             t = noted(t, 1_000_000_000);
         }

@@ -64,7 +64,11 @@
 // section at any observed offset touches no other variable.
 #define MM_CAP 16
 static int buf[MM_CAP];
-// What a target region's kernel read, per view element (view * MM_CAP + element).
+// What a target region's kernel read, per view element (view * MM_CAP + element); MM_UNREAD
+// where it read nothing. No case writes that value (its serial would be 0x7fffde), and fresh
+// device memory is as unlikely to hold it: a kernel that reads a fresh allocation shows '?',
+// whatever the allocator left there (-1 included), not '-'.
+#define MM_UNREAD 0x7fffdead
 static int seen[2 * MM_CAP];
 
 // ---------------------------------------------------------------- observed objects
@@ -97,7 +101,7 @@ static int mm_value(int tag, int v, int i) {
 }
 
 static char mm_decode(int value, int v, int i) {
-  if (value == -1) return '-';
+  if (value == MM_UNREAD) return '-';
   unsigned u = (unsigned)value;
   if ((int)(u & 31u) != v * MM_CAP + i || (u >> 8) != mm.serial) return '?';
   unsigned tag = (u >> 5) & 7u;
@@ -547,7 +551,7 @@ static size_t mm_cap;
 static void mm_case_body(void) {
   mm_set_device(TAG_D);
   mm_set_host(TAG_H);
-  for (int i = 0; i < 2 * MM_CAP; i++) seen[i] = -1;
+  for (int i = 0; i < 2 * MM_CAP; i++) seen[i] = MM_UNREAD;
   mm_current->run(mm_line, mm_cap);
   mm_observe(mm_line, mm_cap, "end");
   if (mm_runs_kernel(mm_current)) mm_observe_kernel(mm_line, mm_cap);

@@ -11,9 +11,10 @@
 //!
 //! So every wait shorter than the budget costs what a spinning wait costs and no more, and a
 //! longer one costs the budget in CPU and a late wake-up. While the device's recent waits
-//! are typically longer than [`LONG_WAITS`] budgets (a program of long kernels), a wait sleeps
-//! at once; the typical wait follows the recent ones both ways, and one wait of [`LONG_KERNEL`]
-//! budgets (a long kernel's) makes it long at once. `OMPTARGET_RS_CUDA_SPIN_US=0`
+//! are typically longer than [`LONG_WAITS`] budgets (a program of long kernels), a wait polls
+//! only [`BRIEF_POLL_NS`] before it sleeps; the typical wait follows the recent ones both
+//! ways, and one wait of twice [`LONG_WAITS`] budgets (a long kernel's) makes it long at once.
+//! `OMPTARGET_RS_CUDA_SPIN_US=0`
 //! sleeps at once, `-1` leaves every wait to the driver's synchronisation (it spins under the
 //! default scheduling for as long as the device works).
 
@@ -30,33 +31,35 @@ static EVENTS: Site = Site::new("cuda: events for sleeping waits");
 /// latency rows (a 1 GiB region waits ~580 µs), short against a long kernel.
 pub const DEFAULT_SPIN_US: u64 = 1000;
 
-/// While the typical wait is longer than this many budgets, waits sleep at once.
+/// While the typical wait is longer than this many budgets, waits poll only [`BRIEF_POLL_NS`].
 pub const LONG_WAITS: u64 = 4;
+
+/// How long a wait polls while the typical wait is long, in ns: about what a sleeping wait's
+/// late wake-up costs (15–35 µs), so that a wait costs at most twice what it would with
+/// hindsight, and the short waits between long kernels (a copy home, an empty region) still
+/// end while polling.
+pub const BRIEF_POLL_NS: u64 = 25_000;
 
 /// The poll budget for waits whose typical length is `typical_ns`, polling at most `max_ns`.
 pub fn budget(typical_ns: u64, max_ns: u64) -> u64 {
     if typical_ns > LONG_WAITS * max_ns {
-        0
+        max_ns.min(BRIEF_POLL_NS)
     } else {
         max_ns
     }
 }
 
-/// A wait this many budgets long (100 ms by default) was a long kernel's: the typical wait
-/// becomes long at once, so that the next waits sleep without polling a budget each (the
-/// short waits after it bring the typical one down again within about six waits).
-pub const LONG_KERNEL: u64 = 100;
-
 /// The typical wait after one more of `took_ns`, polling at most `max_ns`: a moving average
-/// over about eight waits, each counted as at most twice [`LONG_WAITS`] budgets (so that one
-/// long kernel does not keep many short waits after it sleeping); a wait of [`LONG_KERNEL`]
-/// budgets or more sets it to that most at once.
+/// over about eight waits, each counted as at most twice [`LONG_WAITS`] budgets (8 ms by
+/// default), so that one long kernel does not keep the short waits after it polling briefly
+/// for long; a wait of that most or longer (a long kernel's) sets the typical wait to it at
+/// once, so that the next long kernels' waits do not poll a whole budget each.
 pub fn update(typical_ns: u64, took_ns: u64, max_ns: u64) -> u64 {
     let most = 2 * LONG_WAITS * max_ns;
-    if took_ns >= LONG_KERNEL.saturating_mul(max_ns) {
+    if took_ns >= most {
         return most;
     }
-    typical_ns - typical_ns / 8 + took_ns.min(most) / 8
+    typical_ns - typical_ns / 8 + took_ns / 8
 }
 
 /// One device's waits: how it waits, the typical wait and the blocking events streams borrow.
@@ -201,36 +204,43 @@ mod tests {
         assert_eq!(budget(0, MAX), MAX);
         assert_eq!(budget(580_000, MAX), MAX, "a 1 GiB region's wait polls");
         assert_eq!(budget(LONG_WAITS * MAX, MAX), MAX);
-        assert_eq!(budget(LONG_WAITS * MAX + 1, MAX), 0);
+        assert_eq!(budget(LONG_WAITS * MAX + 1, MAX), BRIEF_POLL_NS);
         assert_eq!(budget(0, 0), 0, "OMPTARGET_RS_CUDA_SPIN_US=0: always sleep");
+        assert_eq!(budget(u64::MAX / 2, 0), 0);
+        assert_eq!(
+            budget(LONG_WAITS * 10_001, 10_000),
+            10_000,
+            "a budget below the brief poll"
+        );
     }
 
     #[test]
     fn the_typical_wait_follows_recent_waits_both_ways() {
-        // One-second kernels: polling stops after the first ...
+        let brief = |t| budget(t, MAX) == BRIEF_POLL_NS;
+        // Long kernels (a wait of 8 budgets or more): the next wait polls briefly at once ...
+        for long in [2 * LONG_WAITS * MAX, 10_000_000, 1_000_000_000] {
+            assert!(brief(noted(50_000, long)), "after a wait of {long} ns");
+        }
+        // ... waits a little shorter only after several of them ...
         let mut t = 50_000;
-        t = noted(t, 1_000_000_000);
-        assert_eq!(
-            budget(t, MAX),
-            0,
-            "the wait after a one-second kernel's sleeps at once"
-        );
-        // ... 10 ms kernels after a few of them (a wait of 99 budgets counts as 8) ...
-        let mut t10 = 50_000;
         let mut n = 0;
-        while budget(t10, MAX) > 0 {
-            t10 = noted(t10, 10_000_000);
+        while !brief(t) {
+            t = noted(t, 2 * LONG_WAITS * MAX - 1);
             n += 1;
         }
-        assert!((4..=8).contains(&n), "{n} 10 ms waits polled");
-        assert_eq!(noted(50_000, 99 * MAX), noted(50_000, 2 * LONG_WAITS * MAX));
+        assert!((4..=8).contains(&n), "{n} waits of 8 ms less 1 ns polled");
         for _ in 0..100 {
             t = noted(t, 1_000_000_000);
         }
-        // ... and comes back within a few waits once they are short again, even measured with
-        // a sleep's late wake-up (~35 µs).
+        assert_eq!(
+            t,
+            2 * LONG_WAITS * MAX,
+            "the typical wait stays at its most"
+        );
+        // ... and it comes back within a few waits once they are short again, even measured
+        // with a sleep's late wake-up (~35 µs).
         let mut n = 0;
-        while budget(t, MAX) == 0 {
+        while brief(t) {
             t = noted(t, 35_000);
             n += 1;
         }

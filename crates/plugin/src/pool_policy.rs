@@ -98,6 +98,9 @@ pub struct Governor {
     idle_trimmed: bool,
     /// When the device's free memory was last read.
     free_read_at: Option<Duration>,
+    /// The pool's reserved and used bytes as last read: they change only through allocations
+    /// and frees (activity) and trims, so an idle look reuses them instead of asking the driver.
+    pool_seen: Option<(u64, u64)>,
 }
 
 /// How often an idle pool that holds no more than `keep` unused reads the device's free
@@ -112,6 +115,7 @@ impl Governor {
             active_at: now,
             idle_trimmed: false,
             free_read_at: None,
+            pool_seen: None,
         }
     }
 
@@ -142,6 +146,23 @@ impl Governor {
             self.free_read_at = Some(now);
         }
         due
+    }
+
+    /// How long the governor may sleep after its look at `now` (`active`: the pool allocated
+    /// or freed since the look before): the policy's `poll` while the pool is active or an
+    /// idle trim is still to come; after that, until the next reading of the device's free
+    /// memory is due ([`IDLE_FREE_EVERY`]), and never less than `poll`. Activity wakes a
+    /// governor that sleeps longer than `poll` (the caller's part), so a pool that turns busy
+    /// is looked at as before.
+    pub fn next_look(&self, now: Duration, active: bool) -> Duration {
+        let poll = self.policy.poll;
+        if active || (!self.policy.idle.is_zero() && !self.idle_trimmed) {
+            return poll;
+        }
+        let due = self.free_read_at.map_or(IDLE_FREE_EVERY, |t| {
+            (t + IDLE_FREE_EVERY).saturating_sub(now)
+        });
+        due.max(poll)
     }
 
     /// One look at time `now`; `active` says whether the pool allocated or freed since the
@@ -282,14 +303,27 @@ pub fn alloc_with_patience(
 
 /// One look of the governor at time `now` (`active`: the pool allocated or freed since the
 /// last look): reads the pool, decides, and gives memory back when the policy says so.
+/// An idle look reuses the pool's numbers of the look before: nothing was allocated, freed or
+/// trimmed since. (What the driver releases on its own at a synchronisation, above the
+/// release threshold, only makes them overstate what the pool holds unused: at worst a
+/// reading of the device's free memory or a trim that finds nothing to give.)
 pub fn govern(ops: &impl PoolOps, g: &mut Governor, now: Duration, active: bool) -> Decision {
-    let mut r = ops.reading(false);
+    let mut r = match g.pool_seen {
+        Some((reserved, used)) if !active => Reading {
+            device_free: None,
+            reserved,
+            used,
+        },
+        _ => ops.reading(false),
+    };
     if g.needs_device_free(now, active, r.reserved, r.used) {
         r = ops.reading(true);
     }
+    g.pool_seen = Some((r.reserved, r.used));
     let d = g.tick(now, active, r);
     if let Decision::Trim { keep, .. } = d {
         ops.give_back(keep);
+        g.pool_seen = None;
     }
     d
 }
@@ -390,6 +424,101 @@ mod tests {
             !g.needs_device_free(ms(5000), false, keep, keep),
             "nothing unused"
         );
+    }
+
+    #[test]
+    fn an_idle_trimmed_pool_is_looked_at_once_a_second_until_activity() {
+        let p = policy();
+        let mut g = Governor::new(p, ms(0));
+        let r = Reading {
+            device_free: Some(100 * GIB),
+            reserved: p.keep,
+            used: 0,
+        };
+        // Active, then idle with its trim still to come: every poll.
+        assert!(g.needs_device_free(ms(100), true, p.keep, 0));
+        g.tick(ms(100), true, r);
+        assert_eq!(g.next_look(ms(100), true), p.poll);
+        g.tick(ms(600), false, r);
+        assert_eq!(g.next_look(ms(600), false), p.poll);
+        // Trimmed: until the next reading of free memory is due, a second after the last.
+        assert!(g.needs_device_free(ms(1100), false, p.keep, 0));
+        assert!(matches!(g.tick(ms(1100), false, r), Decision::Trim { .. }));
+        assert_eq!(g.next_look(ms(1100), false), ms(1000));
+        assert_eq!(g.next_look(ms(1700), false), ms(400));
+        assert_eq!(g.next_look(ms(2099), false), p.poll, "never below the poll");
+        // Activity: every poll again.
+        assert_eq!(g.next_look(ms(2150), true), p.poll);
+        g.tick(ms(2150), true, r);
+        assert_eq!(g.next_look(ms(2150), false), p.poll);
+    }
+
+    /// A pool whose readings are counted.
+    struct Counted {
+        reads: std::cell::Cell<u32>,
+        r: Reading,
+    }
+
+    impl PoolOps for Counted {
+        fn total(&self) -> u64 {
+            140 * GIB
+        }
+        fn try_alloc(&self, _: u64) -> crate::Result<Option<usize>> {
+            Ok(None)
+        }
+        fn give_back(&self, _: u64) {}
+        fn settle(&self) {}
+        fn reading(&self, device_free: bool) -> Reading {
+            self.reads.set(self.reads.get() + 1);
+            Reading {
+                device_free: device_free.then_some(self.r.device_free).flatten(),
+                ..self.r
+            }
+        }
+    }
+
+    #[test]
+    fn idle_looks_reuse_the_pools_numbers_until_activity_or_a_trim() {
+        let p = policy();
+        let ops = Counted {
+            reads: 0.into(),
+            r: Reading {
+                device_free: Some(100 * GIB),
+                reserved: p.keep,
+                used: 0,
+            },
+        };
+        let mut g = Governor::new(p, ms(0));
+        let reads = |t: u64, active: bool, g: &mut Governor| {
+            let before = ops.reads.get();
+            govern(&ops, g, ms(t), active);
+            ops.reads.get() - before
+        };
+        assert_eq!(
+            reads(100, true, &mut g),
+            2,
+            "active: the pool's numbers and free memory"
+        );
+        assert_eq!(
+            reads(200, false, &mut g),
+            0,
+            "idle: nothing asked of the driver"
+        );
+        assert_eq!(reads(300, true, &mut g), 2);
+        assert_eq!(reads(400, false, &mut g), 0);
+        // The idle trim gives memory back: the look after reads the pool again.
+        assert_eq!(
+            reads(1300, false, &mut g),
+            1,
+            "the free memory, due after a second"
+        );
+        assert_eq!(
+            reads(1400, false, &mut g),
+            1,
+            "after the trim: the pool's numbers"
+        );
+        assert_eq!(reads(1500, false, &mut g), 0);
+        assert_eq!(reads(2400, false, &mut g), 1, "free memory once a second");
     }
 
     #[test]

@@ -154,7 +154,9 @@ impl<'a> World<'a> {
             if decision != Decision::Nothing {
                 seen.push((i, decision));
             }
-            self.next_look.borrow_mut()[i] = t + self.policy.poll;
+            // As the plugin's governor thread: it sleeps as long as the governor says.
+            let sleep = self.governors.borrow()[i].next_look(t, active);
+            self.next_look.borrow_mut()[i] = t + sleep;
         }
         self.now.set(end);
         seen
@@ -163,7 +165,7 @@ impl<'a> World<'a> {
     /// Process `i` runs a region that maps `size` bytes: allocate (with the policy's patience;
     /// its waits let time pass for everyone), work for `busy`, free, synchronise.
     fn region(&self, i: usize, size: u64, busy: Duration) -> Result<Duration, Shortage> {
-        self.active.borrow_mut()[i] = true;
+        self.note_activity(i);
         let mut waited = Duration::ZERO;
         let r = alloc_with_patience(&self.pools[i], size, &self.policy, |d| {
             waited += d;
@@ -174,8 +176,19 @@ impl<'a> World<'a> {
         self.advance(busy);
         self.pools[i].free_bytes(size);
         self.pools[i].sync();
-        self.active.borrow_mut()[i] = true;
+        self.note_activity(i);
         Ok(waited)
+    }
+
+    /// An allocation or free of process `i`: as the plugin's `note_activity`, which also wakes
+    /// a governor sleeping longer than its poll.
+    fn note_activity(&self, i: usize) {
+        self.active.borrow_mut()[i] = true;
+        let now = self.now.get();
+        let mut next = self.next_look.borrow_mut();
+        if next[i] > now + self.policy.poll {
+            next[i] = now;
+        }
     }
 }
 

@@ -399,6 +399,9 @@ pub fn run(o: &Options) -> Result<(), String> {
             )
         );
         print!("{}", per_run(&llvm.time, &ours.time));
+        if let Some(f) = &floors {
+            print!("{}", floor_goals(&ours.time, f));
+        }
     }
     if let Some(g) = &gcc {
         let path: Vec<String> = (o.gcc_lib.iter().map(|p| p.display().to_string()))
@@ -569,6 +572,40 @@ fn table(
         t,
         "(median over {runs} runs of each run's per-region median; runs alternate between runtimes)"
     );
+    t
+}
+
+/// The latency rows with a goal against their driver floor (docs/PERFORMANCE.md, "Goals"):
+/// the scenario, the most ours/floor, and the most spread of ours' runs (slowest over fastest).
+const FLOOR_GOALS: [(&str, f64, Option<f64>); 3] = [
+    ("empty", 1.05, None),
+    ("nowait32x4MiB", 2.0, Some(1.3)),
+    ("tofrom64MiB_pageable", 1.15, None),
+];
+
+/// The goal lines of [`FLOOR_GOALS`] for the scenarios that ran and have a floor: ours' median
+/// over the runs against the floor, and the spread where the goal has one.
+fn floor_goals(ours: &Samples, floors: &BTreeMap<String, crate::floor::Floor>) -> String {
+    let mut t = String::new();
+    for (s, most, most_spread) in FLOOR_GOALS {
+        let (Some(o), Some(f)) = (ours.get(s), floors.get(s)) else {
+            continue;
+        };
+        if o.is_empty() || f.median_us <= 0.0 {
+            continue;
+        }
+        let ratio = median(o) / f.median_us;
+        let mut met = ratio <= most;
+        let _ = write!(t, "goal floor {s}: ours/floor {ratio:.2} (<= {most})");
+        if let Some(ms) = most_spread {
+            let lo = o.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = o.iter().copied().fold(0.0, f64::max);
+            let spread = hi / lo;
+            met &= spread <= ms;
+            let _ = write!(t, ", spread {spread:.2} (<= {ms})");
+        }
+        let _ = writeln!(t, ": {}", if met { "met" } else { "MISSED" });
+    }
     t
 }
 

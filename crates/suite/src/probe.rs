@@ -13,8 +13,9 @@
 //!   whether it honours a requested address (a replay needs its recording's addresses back).
 //! - `param-buffer`: a kernel launched with its parameters in one buffer, of the kernel's size
 //!   and padded, as kernel languages (`llvmLaunchKernel`) launch.
-//! - `host-copies [REPS]`: host copy bandwidth between pageable and pinned memory on 1–8
-//!   threads, alone and beside device DMA: what staging a pageable copy can reach.
+//! - `host-copies [REPS]`: host copy bandwidth between pageable and pinned memory on 1–16
+//!   threads, alone and beside device DMA: what staging a pageable copy can reach; and what
+//!   pinning the pageable memory in place for one copy costs instead (`cuMemHostRegister`).
 //! - `pool-trim GIB`: how long the default memory pool takes to give `GIB` GiB back to the
 //!   device (`cuMemPoolTrimTo`), and what `cuMemGetInfo` shows before and after: what another
 //!   process sharing the GPU sees of memory we give back.
@@ -528,7 +529,7 @@ pub fn param_buffer() -> Result<(), String> {
 }
 
 /// Host copy bandwidth between pageable and pinned memory (what staging a pageable copy
-/// costs), on 1–8 threads, alone and while the copy engine moves pinned memory to the device
+/// costs), on 1–16 threads, alone and while the copy engine moves pinned memory to the device
 /// (both share the host's memory bandwidth): the physical bound of a staged pageable copy.
 pub fn host_copies(reps: usize) -> Result<(), String> {
     const SIZE: usize = 64 << 20;
@@ -552,7 +553,36 @@ pub fn host_copies(reps: usize) -> Result<(), String> {
         median(&dma)
     );
     let from = pageable.as_ptr() as usize;
-    for threads in [1usize, 2, 4, 8] {
+    // The other way to DMA pageable memory: pin it where it is for the copy
+    // (cuMemHostRegister), copy, unpin. What registering costs per region at 4 and 64 MiB.
+    for size in [4 << 20, SIZE] {
+        let (mut reg, mut copy, mut unreg) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..reps.max(1) {
+            let t = Instant::now();
+            // SAFETY: pins a live buffer of at least `size` bytes; unpinned below.
+            ck("cuMemHostRegister", unsafe {
+                sys::cuMemHostRegister_v2(from as *mut std::ffi::c_void, size, 0)
+            })?;
+            reg.push(t.elapsed().as_secs_f64() * 1e6);
+            let t = Instant::now();
+            h2d(dev, from, size, s)?;
+            sync(s)?;
+            copy.push(t.elapsed().as_secs_f64() * 1e6);
+            let t = Instant::now();
+            // SAFETY: unpins what the register above pinned; no copy from it is in flight.
+            ck("cuMemHostUnregister", unsafe {
+                sys::cuMemHostUnregister(from as *mut std::ffi::c_void)
+            })?;
+            unreg.push(t.elapsed().as_secs_f64() * 1e6);
+        }
+        println!(
+            "probe=host-copies what=register_copy_unregister bytes={size} register_us={:.1} dma_us={:.1} unregister_us={:.1}",
+            median(&reg),
+            median(&copy),
+            median(&unreg)
+        );
+    }
+    for threads in [1usize, 2, 4, 8, 16] {
         for to_pinned in [true, false] {
             for with_dma in [false, true] {
                 let mut rates = Vec::with_capacity(reps);

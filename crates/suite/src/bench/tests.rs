@@ -240,3 +240,49 @@ fn medians() {
     assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
     assert!(median(&[]).is_nan());
 }
+
+#[test]
+fn floor_goals_compare_the_median_and_the_spread_of_ours_runs() {
+    let floor = |name: &str, us: f64| {
+        (
+            name.to_string(),
+            crate::floor::Floor {
+                name: name.into(),
+                median_us: us,
+                ..Default::default()
+            },
+        )
+    };
+    let floors: BTreeMap<_, _> = [
+        floor("empty", 10.0),
+        floor("nowait32x4MiB", 100.0),
+        floor("tofrom64MiB_pageable", 2000.0),
+        floor("map64B", 10.0),
+    ]
+    .into();
+    let ours = samples(&[
+        ("empty", &[10.4, 10.5, 11.0]),
+        ("nowait32x4MiB", &[150.0, 190.0, 210.0]),
+        ("tofrom64MiB_pageable", &[2400.0]),
+        ("map64B", &[99.0]),
+    ]);
+    let t = floor_goals(&ours, &floors);
+    let lines: Vec<&str> = t.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "goal floor empty: ours/floor 1.05 (<= 1.05): met",
+            "goal floor nowait32x4MiB: ours/floor 1.90 (<= 2), spread 1.40 (<= 1.3): MISSED",
+            "goal floor tofrom64MiB_pageable: ours/floor 1.20 (<= 1.15): MISSED",
+        ],
+        "map64B has no floor goal"
+    );
+    // A scenario that did not run, or has no floor, has no line.
+    let t = floor_goals(&samples(&[("empty", &[9.0])]), &BTreeMap::new());
+    assert_eq!(t, "");
+    let steady = samples(&[("nowait32x4MiB", &[150.0, 160.0, 170.0])]);
+    assert_eq!(
+        floor_goals(&steady, &floors),
+        "goal floor nowait32x4MiB: ours/floor 1.60 (<= 2), spread 1.13 (<= 1.3): met\n"
+    );
+}

@@ -64,12 +64,18 @@
 // section at any observed offset touches no other variable.
 #define MM_CAP 16
 static int buf[MM_CAP];
-// What a target region's kernel read, per view element (view * MM_CAP + element); MM_UNREAD
-// where it read nothing. No case writes that value (its serial would be 0x7fffde), and fresh
-// device memory is as unlikely to hold it: a kernel that reads a fresh allocation shows '?',
-// whatever the allocator left there (-1 included), not '-'.
-#define MM_UNREAD 0x7fffdead
-static int seen[2 * MM_CAP];
+// What a target region's kernel read, per view element (view * MM_CAP + element): a flag that
+// it read the element ([0], 0: not read) and the value ([1]). The flag is mapped `tofrom`
+// with the values, so it starts at 0 on the device whatever a fresh allocation holds; a value
+// read from fresh device memory shows '?' whatever the allocator left there (a pool may hand
+// back an earlier case's `seen`), never '-'.
+static int seen[2 * MM_CAP][2];
+// Records the first value the kernel reads from element j (seen's index).
+#define MM_SEE(j, value)                                                                        \
+  if (!seen[j][0]) {                                                                            \
+    seen[j][0] = 1;                                                                             \
+    seen[j][1] = (value);                                                                       \
+  }
 
 // ---------------------------------------------------------------- observed objects
 // A view: `n` ints from `base`. `ptr_slot` (or -1) is the first of the two ints that hold a
@@ -101,7 +107,6 @@ static int mm_value(int tag, int v, int i) {
 }
 
 static char mm_decode(int value, int v, int i) {
-  if (value == MM_UNREAD) return '-';
   unsigned u = (unsigned)value;
   if ((int)(u & 31u) != v * MM_CAP + i || (u >> 8) != mm.serial) return '?';
   unsigned tag = (u >> 5) & 7u;
@@ -228,7 +233,10 @@ static void mm_observe(char *line, size_t cap, const char *name) {
 static void mm_observe_kernel(char *line, size_t cap) {
   for (int v = 0; v < mm_nviews; v++) {
     char k[MM_CAP + 1];
-    for (int i = 0; i < mm_views[v].n; i++) k[i] = mm_decode(seen[v * MM_CAP + i], v, i);
+    for (int i = 0; i < mm_views[v].n; i++) {
+      int *s = seen[v * MM_CAP + i];
+      k[i] = s[0] ? mm_decode(s[1], v, i) : '-';
+    }
     k[mm_views[v].n] = 0;
     mm_append(line, cap, " k=%s", k);
   }
@@ -380,7 +388,7 @@ static void mm_inside_data(char *line, size_t cap) {
     int lo = mm.lo, len = mm.len, k0 = mm_value(TAG_K, 0, 0);                                   \
     MM_PRAGMA(omp target map(__VA_ARGS__ : buf[lo:len]) map(tofrom : seen[0:MM_CAP]))           \
     for (int i = lo; i < lo + len; i++) {                                                       \
-      seen[i] = buf[i];                                                                         \
+      MM_SEE(i, buf[i]);                                                                        \
       buf[i] = k0 | i;                                                                          \
     }                                                                                           \
   }
@@ -551,7 +559,7 @@ static size_t mm_cap;
 static void mm_case_body(void) {
   mm_set_device(TAG_D);
   mm_set_host(TAG_H);
-  for (int i = 0; i < 2 * MM_CAP; i++) seen[i] = MM_UNREAD;
+  memset(seen, 0, sizeof seen);
   mm_current->run(mm_line, mm_cap);
   mm_observe(mm_line, mm_cap, "end");
   if (mm_runs_kernel(mm_current)) mm_observe_kernel(mm_line, mm_cap);

@@ -38,11 +38,11 @@
                   map(tofrom : seen[0:MM_CAP]))                                                 \
     {                                                                                           \
       for (int i = lo; i < lo + len; i++) {                                                     \
-        if (seen[i] == MM_UNREAD) seen[i] = buf[i];                                             \
+        MM_SEE(i, buf[i]);                                                                      \
         buf[i] = k0 | i;                                                                        \
       }                                                                                         \
       for (int i = lo2; i < lo2 + len2; i++) {                                                  \
-        if (seen[i] == MM_UNREAD) seen[i] = alias[i];                                           \
+        MM_SEE(i, alias[i]);                                                                    \
         alias[i] = k0 | i;                                                                      \
       }                                                                                         \
     }                                                                                           \

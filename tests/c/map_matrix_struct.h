@@ -64,7 +64,7 @@ static void sp_x_attach(mm_spans *o) {
 // Records what the kernel finds in element i of view v, then writes it.
 #define TOUCH(v, i, lv)                                                                         \
   {                                                                                             \
-    if (seen[(v) * MM_CAP + (i)] == MM_UNREAD) seen[(v) * MM_CAP + (i)] = (lv);                 \
+    MM_SEE((v) * MM_CAP + (i), lv);                                                             \
     (lv) = k0 | ((v) * MM_CAP + (i));                                                           \
   }
 #define B_A for (int i = 0; i < 4; i++) TOUCH(0, i, s.a[i])

@@ -15,7 +15,7 @@ static void target_implicit(char *line, size_t cap) {
   int lo = mm.plen ? mm.plo : 0, len = mm.plen ? mm.plen : MM_CAP, k0 = mm_value(TAG_K, 0, 0);
 #pragma omp target map(tofrom : seen[0:MM_CAP])
   for (int i = lo; i < lo + len; i++) {
-    seen[i] = buf[i];
+    MM_SEE(i, buf[i]);
     buf[i] = k0 | i;
   }
 }

@@ -187,7 +187,9 @@ impl Governor {
             && now.saturating_sub(self.active_at) >= self.policy.idle;
         if idle {
             self.idle_trimmed = true;
-            if r.reserved > self.policy.keep || unused > 0 {
+            // A pool that holds no more than keep has nothing to give back: no trim, and none
+            // of its waits for the device's streams.
+            if r.reserved > self.policy.keep {
                 return Decision::Trim {
                     keep: self.policy.keep,
                     why: TrimReason::Idle,
@@ -441,9 +443,10 @@ mod tests {
         assert_eq!(g.next_look(ms(100), true), p.poll);
         g.tick(ms(600), false, r);
         assert_eq!(g.next_look(ms(600), false), p.poll);
-        // Trimmed: until the next reading of free memory is due, a second after the last.
+        // Idle for `idle` (holding no more than keep: nothing to trim): until the next reading
+        // of free memory is due, a second after the last.
         assert!(g.needs_device_free(ms(1100), false, p.keep, 0));
-        assert!(matches!(g.tick(ms(1100), false, r), Decision::Trim { .. }));
+        assert_eq!(g.tick(ms(1100), false, r), Decision::Nothing);
         assert_eq!(g.next_look(ms(1100), false), ms(1000));
         assert_eq!(g.next_look(ms(1700), false), ms(400));
         assert_eq!(g.next_look(ms(2099), false), p.poll, "never below the poll");
@@ -506,19 +509,60 @@ mod tests {
         );
         assert_eq!(reads(300, true, &mut g), 2);
         assert_eq!(reads(400, false, &mut g), 0);
-        // The idle trim gives memory back: the look after reads the pool again.
         assert_eq!(
             reads(1300, false, &mut g),
             1,
             "the free memory, due after a second"
         );
-        assert_eq!(
-            reads(1400, false, &mut g),
-            1,
-            "after the trim: the pool's numbers"
-        );
-        assert_eq!(reads(1500, false, &mut g), 0);
-        assert_eq!(reads(2400, false, &mut g), 1, "free memory once a second");
+        assert_eq!(reads(1400, false, &mut g), 0);
+        assert_eq!(reads(2300, false, &mut g), 1, "free memory once a second");
+        // A pool holding more than keep unused: free memory at every look; the idle trim gives
+        // memory back, and the look after it reads the pool again.
+        let ops = Counted {
+            reads: 0.into(),
+            r: Reading {
+                reserved: 2 * p.keep,
+                ..ops.r
+            },
+        };
+        let mut g = Governor::new(p, ms(0));
+        let reads = |t: u64, active: bool, g: &mut Governor| {
+            let before = ops.reads.get();
+            let d = govern(&ops, g, ms(t), active);
+            (ops.reads.get() - before, d)
+        };
+        assert_eq!(reads(100, true, &mut g), (2, Decision::Nothing));
+        assert_eq!(reads(200, false, &mut g), (1, Decision::Nothing));
+        let trim = Decision::Trim {
+            keep: p.keep,
+            why: TrimReason::Idle,
+        };
+        assert_eq!(reads(1100, false, &mut g), (1, trim));
+        assert_eq!(reads(1200, false, &mut g), (2, Decision::Nothing));
+    }
+
+    #[test]
+    fn an_idle_pool_holding_no_more_than_keep_is_not_trimmed() {
+        let p = policy();
+        let cases = [
+            (p.keep, 0, false),
+            (p.keep, p.keep, false),
+            (p.keep + 1, 0, true),
+        ];
+        for (reserved, used, trimmed) in cases {
+            let mut g = Governor::new(p, ms(0));
+            let r = Reading {
+                device_free: Some(100 * GIB),
+                reserved,
+                used,
+            };
+            let d = g.tick(ms(1000), false, r);
+            assert_eq!(
+                matches!(d, Decision::Trim { .. }),
+                trimmed,
+                "{reserved} {used}"
+            );
+        }
     }
 
     #[test]

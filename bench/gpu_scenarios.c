@@ -114,14 +114,14 @@ static void counters_print(long regions, double wall_s) {
    counts. The time on the CPU comes from /proc/self/task/TID/schedstat (ns); where the kernel
    has none, from the clock ticks of .../stat (user + system). */
 #define MAX_THREADS 512
-static struct thread_ticks {
+static struct thread_cpu {
   int tid;
   char comm[32];
   long long ns;
-} ticks_before[MAX_THREADS];
+} cpu_before[MAX_THREADS];
 static int n_before;
 
-static int thread_ticks(struct thread_ticks *t) {
+static int read_thread_cpu(struct thread_cpu *t) {
   DIR *d = opendir("/proc/self/task");
   int n = 0;
   if (!d) return 0;
@@ -161,19 +161,19 @@ static int thread_ticks(struct thread_ticks *t) {
 }
 
 static void threads_begin(void) {
-  if (getenv("GPU_SCENARIOS_THREAD_CPU")) n_before = thread_ticks(ticks_before);
+  if (getenv("GPU_SCENARIOS_THREAD_CPU")) n_before = read_thread_cpu(cpu_before);
 }
 
 static void threads_print(void) {
   if (!getenv("GPU_SCENARIOS_THREAD_CPU")) return;
-  static struct thread_ticks now[MAX_THREADS];
+  static struct thread_cpu now[MAX_THREADS];
   char names[MAX_THREADS][32];
   long long sums[MAX_THREADS];
-  int n = thread_ticks(now), k = 0;
+  int n = read_thread_cpu(now), k = 0;
   for (int i = 0; i < n; ++i) {
     long long d = now[i].ns;
     for (int j = 0; j < n_before; ++j)
-      if (ticks_before[j].tid == now[i].tid) d -= ticks_before[j].ns;
+      if (cpu_before[j].tid == now[i].tid) d -= cpu_before[j].ns;
     if (d <= 0) continue;
     int j = 0;
     while (j < k && strcmp(names[j], now[i].comm)) ++j;

@@ -157,25 +157,57 @@ fn gcc_args(dir: &Path, scratch: &Path) -> Vec<String> {
     .into()
 }
 
-/// The perf mode's rows beside the main table, each one `omptarget-suite bench` call on
-/// gpu_scenarios with PERF_RUNS runs: (title, bench options, program arguments, time limit in
-/// s). The host loop beside target nowait regions (~1 s a process) with its floor, and 8
-/// processes at once (a twentieth of the iterations: each process waits for the others' regions)
-/// with 8 floor processes; together an estimated minute on an H200 at 3 runs.
-const PERF_ROWS: [(&str, &[&str], &[&str], u64); 2] = [
-    (
-        "-- host loop on all cores beside target nowait regions (beside_nowait4MiB), and its floor",
-        &["--floor"],
-        &["beside_nowait4MiB", "5", "1"],
-        150,
-    ),
-    (
-        "-- 8 processes at once on the GPU (map64B, alloc64MiB_kernel at scale 20), and 8 floor processes",
-        &["--procs", "8", "--procs-timeout-s", "120", "--floor"],
-        &["map64B,alloc64MiB_kernel", "5", "20"],
-        300,
-    ),
+/// A row of the perf mode beside the main table: one `omptarget-suite bench` call on
+/// gpu_scenarios with PERF_RUNS runs.
+struct PerfRow {
+    title: &'static str,
+    /// `bench`'s options.
+    bench: &'static [&'static str],
+    /// The program's arguments.
+    args: &'static [&'static str],
+    limit_s: u64,
+    /// What the row's goal lines are called beside the main table's ("": as they come).
+    name: &'static str,
+}
+
+/// The host loop beside target nowait regions (~1 s a process) with its floor; 8 processes at
+/// once (a twentieth of the iterations: each process waits for the others' regions) with 8
+/// floor processes; `kernel1s` alone in a process (~5 s a process), whose CPU in the main run
+/// is mostly the threads libomp keeps from the scenarios before it. Together an estimated
+/// 1.5 minutes on an H200 at 3 runs.
+const PERF_ROWS: [PerfRow; 3] = [
+    PerfRow {
+        title: "-- host loop on all cores beside target nowait regions (beside_nowait4MiB), and its floor",
+        bench: &["--floor"],
+        args: &["beside_nowait4MiB", "5", "1"],
+        limit_s: 150,
+        name: "",
+    },
+    PerfRow {
+        title: "-- 8 processes at once on the GPU (map64B, alloc64MiB_kernel at scale 20), and 8 floor processes",
+        bench: &["--procs", "8", "--procs-timeout-s", "120", "--floor"],
+        args: &["map64B,alloc64MiB_kernel", "5", "20"],
+        limit_s: 300,
+        name: "",
+    },
+    PerfRow {
+        title: "-- kernel1s alone in a process (what waiting for a long kernel costs the host)",
+        bench: &[],
+        args: &["kernel1s", "5", "1"],
+        limit_s: 120,
+        name: "alone",
+    },
 ];
+
+/// A row's goal line under the row's name for its goals (`goal cpu kernel1s: ...` of the row
+/// `alone` reads `goal cpu kernel1s (alone): ...`), so that it is not taken for the main
+/// table's line of the same scenario.
+fn named_goal(line: &str, name: &str) -> String {
+    match line.split_once(':') {
+        Some((what, rest)) if !name.is_empty() => format!("{what} ({name}):{rest}"),
+        _ => line.to_string(),
+    }
+}
 
 /// Up to `n` lines of a profile (`omptarget-rs profile` lines with ` calls `).
 fn profile_lines(out: &str, n: usize) -> Vec<&str> {
@@ -259,7 +291,14 @@ pub fn perf(ctx: &Ctx) {
         ctx.total(format!("perf {l}"));
     }
 
-    for (title, extra, args, limit) in PERF_ROWS {
+    for PerfRow {
+        title,
+        bench: extra,
+        args,
+        limit_s: limit,
+        name,
+    } in PERF_ROWS
+    {
         show(title);
         if ctx.deadline.passed() {
             show(&format!("perf {}: SKIP(time)", args[0]));
@@ -275,7 +314,7 @@ pub fn perf(ctx: &Ctx) {
         let r = step.run(&ctx.exe, &a, None, &[], limit);
         show(r.stdout.trim_end());
         for l in goal_lines(&r.stdout) {
-            ctx.total(format!("perf {l}"));
+            ctx.total(format!("perf {}", named_goal(l, name)));
         }
         if !r.status.success() {
             show(&format!("perf: {} failed ({})", args[0], r.status));
@@ -535,6 +574,14 @@ mod tests {
         assert_eq!(
             goal_lines(&both),
             ["goal cpu empty: ours/LLVM 0.50 (<= 1): met"]
+        );
+        assert_eq!(
+            named_goal("goal cpu kernel1s: ours/LLVM 1.13 (<= 1): MISSED", "alone"),
+            "goal cpu kernel1s (alone): ours/LLVM 1.13 (<= 1): MISSED"
+        );
+        assert_eq!(
+            named_goal("goal procs8 map64B: ours/LLVM 0.99 (<= 1): met", ""),
+            "goal procs8 map64B: ours/LLVM 0.99 (<= 1): met"
         );
         let prof = "scenario=empty median_us=9\nomptarget-rs profile (host time in CUDA driver calls):\n  cuInit   1 calls  5 us total\n  cuLaunchKernel  9 calls 3 us total\n";
         assert_eq!(profile_lines(prof, 1), ["  cuInit   1 calls  5 us total"]);

@@ -357,7 +357,7 @@ done
 "#;
 
 #[test]
-fn perf_gives_the_cpu_table_the_beside_row_and_eight_processes() {
+fn perf_gives_the_cpu_table_the_beside_row_eight_processes_and_kernel1s_alone() {
     let f = Fixture::new("perf");
     script(&f.dir.join("bench/gpu_scenarios"), SCENARIOS);
     let (code, out) = f.run(&["--perf-runs", "1", "--", "perf"], &[]);
@@ -370,6 +370,7 @@ fn perf_gives_the_cpu_table_the_beside_row_and_eight_processes() {
         "{out}"
     );
     assert!(out.contains("8 processes at once per runtime"), "{out}");
+    assert!(out.contains("-- kernel1s alone in a process"), "{out}");
     // Eight processes, indices 0-7: median 13.5 / 33.5, slowest 17 / 37.
     let procs = line_with(&out, "map64B                       ");
     assert_eq!(
@@ -384,6 +385,7 @@ fn perf_gives_the_cpu_table_the_beside_row_and_eight_processes() {
     for goal in [
         "perf goal cpu empty: ours/LLVM 0.25 (<= 1): met",
         "perf goal cpu kernel1s: ours/LLVM 0.25 (<= 1): met",
+        "perf goal cpu kernel1s (alone): ours/LLVM 0.25 (<= 1): met",
         "perf goal beside beside_nowait4MiB: ours 2.00% (<= 5% and <= LLVM 19's 2.00%): met",
         "perf goal procs8 map64B: ours slowest/median 1.26 (<= 1.5): met",
         "perf goal procs8 alloc64MiB_kernel: ours/LLVM 0.40 (<= 1): met",

@@ -123,6 +123,20 @@ impl Governor {
         &self.policy
     }
 
+    /// Whether every look reads the device's free memory: pressure trims are on and the pool
+    /// is active or holds more than `keep` unused (pressure must find that memory at once).
+    fn reads_every_look(&self, active: bool, unused: u64) -> bool {
+        self.policy.low_water > 0 && (active || unused > self.policy.keep)
+    }
+
+    /// How long until the once-every-[`IDLE_FREE_EVERY`] reading of free memory is due at
+    /// `now` (zero: due).
+    fn free_read_in(&self, now: Duration) -> Duration {
+        self.free_read_at.map_or(Duration::ZERO, |t| {
+            (t + IDLE_FREE_EVERY).saturating_sub(now)
+        })
+    }
+
     /// Whether the governor needs the device's free memory at `now` (the caller skips the
     /// driver call otherwise): only when the pool holds something unused to give back, and,
     /// while the pool is idle (`active` false) with no more than `keep` unused, once every
@@ -134,14 +148,11 @@ impl Governor {
         reserved: u64,
         used: u64,
     ) -> bool {
-        if self.policy.low_water == 0 || reserved <= used {
+        let unused = reserved.saturating_sub(used);
+        if self.policy.low_water == 0 || unused == 0 {
             return false;
         }
-        let due = active
-            || reserved - used > self.policy.keep
-            || self
-                .free_read_at
-                .is_none_or(|t| now.saturating_sub(t) >= IDLE_FREE_EVERY);
+        let due = self.reads_every_look(active, unused) || self.free_read_in(now).is_zero();
         if due {
             self.free_read_at = Some(now);
         }
@@ -149,26 +160,24 @@ impl Governor {
     }
 
     /// How long the governor may sleep after its look at `now` (`active`: the pool allocated
-    /// or freed since the look before). The policy's `poll` while the pool is active, or
-    /// idle with more than `keep` unused and pressure trims on (pressure must find that memory
-    /// at once). Otherwise only what is due: the idle trim, and the next reading of the
-    /// device's free memory ([`IDLE_FREE_EVERY`], while something unused could be given back),
-    /// never less than `poll` and at most [`IDLE_FREE_EVERY`]. Every wake-up costs the idle
-    /// process CPU (~50 µs on the H200 machines). Activity wakes a governor that sleeps
-    /// longer than `poll` (the caller's part), so a pool that turns busy is looked at as before.
+    /// or freed since the look before): the policy's `poll` while the pool is active or every
+    /// look reads free memory (or the pool's numbers are not known yet, with pressure trims
+    /// on). Otherwise only what
+    /// is due: the idle trim, and the next reading of the device's free memory (while
+    /// something unused could be given back), never less than `poll` and at most
+    /// [`IDLE_FREE_EVERY`]. Every wake-up costs the idle process CPU (~50 µs on the H200
+    /// machines). Activity wakes a governor that sleeps longer than `poll` (the caller's
+    /// part), so a pool that turns busy is looked at as before.
     pub fn next_look(&self, now: Duration, active: bool) -> Duration {
         let poll = self.policy.poll;
-        let pressure = self.policy.low_water > 0;
         let unused = self.pool_seen.map(|(r, u)| r.saturating_sub(u));
-        if active || (pressure && unused.is_none_or(|u| u > self.policy.keep)) {
+        let pressure = self.policy.low_water > 0;
+        if active || unused.map_or(pressure, |u| self.reads_every_look(false, u)) {
             return poll;
         }
         let mut next = IDLE_FREE_EVERY;
         if pressure && unused.is_some_and(|u| u > 0) {
-            let read = self.free_read_at.map_or(Duration::ZERO, |t| {
-                (t + IDLE_FREE_EVERY).saturating_sub(now)
-            });
-            next = next.min(read);
+            next = next.min(self.free_read_in(now));
         }
         if !self.policy.idle.is_zero() && !self.idle_trimmed {
             next = next.min((self.active_at + self.policy.idle).saturating_sub(now));
@@ -488,6 +497,7 @@ mod tests {
         // Pressure trims off: more than keep unused does not keep the governor looking.
         let mut g = Governor::new(PoolPolicy { low_water: 0, ..p }, ms(0));
         g.tick(ms(100), true, big);
+        assert_eq!(g.next_look(ms(100), true), p.poll, "active: every poll");
         g.tick(ms(200), false, big);
         assert_eq!(g.next_look(ms(200), false), ms(900), "until the idle trim");
     }

@@ -575,6 +575,13 @@ fn table(
     t
 }
 
+/// Ours' spread over runs: the slowest run's time over the fastest's.
+fn spread(runs: &[f64]) -> f64 {
+    let lo = runs.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = runs.iter().copied().fold(0.0, f64::max);
+    hi / lo
+}
+
 /// The latency rows with a goal against their driver floor (docs/PERFORMANCE.md, "Goals"):
 /// the scenario, the most ours/floor, and the most spread of ours' runs (slowest over fastest).
 const FLOOR_GOALS: [(&str, f64, Option<f64>); 3] = [
@@ -598,9 +605,7 @@ fn floor_goals(ours: &Samples, floors: &BTreeMap<String, crate::floor::Floor>) -
         let mut met = ratio <= most;
         let _ = write!(t, "goal floor {s}: ours/floor {ratio:.2} (<= {most})");
         if let Some(ms) = most_spread {
-            let lo = o.iter().copied().fold(f64::INFINITY, f64::min);
-            let hi = o.iter().copied().fold(0.0, f64::max);
-            let spread = hi / lo;
+            let spread = spread(o);
             met &= spread <= ms;
             let _ = write!(t, ", spread {spread:.2} (<= {ms})");
         }
@@ -631,14 +636,12 @@ fn per_run(llvm: &Samples, ours: &Samples) -> String {
         .chain(probes.map(String::as_str))
     {
         let o = &ours[s];
-        let lo = o.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = o.iter().copied().fold(0.0, f64::max);
         let digits = if is_host_probe(s) { 3 } else { 1 };
         let _ = writeln!(
             t,
             "  {s:<32} ours {} (spread {:.2}) | LLVM 19 {}",
             runs(o, digits),
-            hi / lo,
+            spread(o),
             runs(&llvm[s], digits)
         );
     }

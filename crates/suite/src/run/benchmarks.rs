@@ -291,15 +291,9 @@ pub fn perf(ctx: &Ctx) {
         ctx.total(format!("perf {l}"));
     }
 
-    for PerfRow {
-        title,
-        bench: extra,
-        args,
-        limit_s: limit,
-        name,
-    } in PERF_ROWS
-    {
-        show(title);
+    for row in &PERF_ROWS {
+        let args = row.args;
+        show(row.title);
         if ctx.deadline.passed() {
             show(&format!("perf {}: SKIP(time)", args[0]));
             ctx.incomplete();
@@ -307,14 +301,14 @@ pub fn perf(ctx: &Ctx) {
         }
         let mut a = bench_args(ctx, &sc, oracle, ours);
         a.extend(["--runs", runs.as_str()].map(String::from));
-        a.extend(extra.iter().map(|s| s.to_string()));
+        a.extend(row.bench.iter().map(|s| s.to_string()));
         a.push("--".into());
         a.extend(args.iter().map(|s| s.to_string()));
         let a: Vec<&str> = a.iter().map(String::as_str).collect();
-        let r = step.run(&ctx.exe, &a, None, &[], limit);
+        let r = step.run(&ctx.exe, &a, None, &[], row.limit_s);
         show(r.stdout.trim_end());
         for l in goal_lines(&r.stdout) {
-            ctx.total(format!("perf {}", named_goal(l, name)));
+            ctx.total(format!("perf {}", named_goal(l, row.name)));
         }
         if !r.status.success() {
             show(&format!("perf: {} failed ({})", args[0], r.status));

@@ -4,8 +4,8 @@
 // target; sizes are meant for an H200.
 // usage: gpu_scenarios [all|NAME[,NAME...]] [reps=5] [scale=1]   (scale divides the iteration
 //        counts; several names run in the table's order, in one process; "all" may be one of
-//        the names, e.g. host_clock,all; the probes host_* and the row beside_nowait4MiB run
-//        only when named)
+//        the names, e.g. host_clock,all; the probes host_* and the rows beside_nowait4MiB and
+//        beside_fixed4MiB run only when named)
 // env: SCEN_READY_FD, SCEN_START_FD: a start barrier for several processes at once (report()).
 #include <omp.h>
 #include <errno.h>
@@ -393,12 +393,19 @@ static void kernel1s(long n) {
    and beside alternate, one warm-up of each first; prints `beside=beside_nowait4MiB alone_ms=X
    beside_ms=Y slowdown_pct=Z regions_during=N ...`: medians over reps, the slowdown the median of
    each repetition's beside/alone. The feeding code runs in both (a branch per iteration).
+   beside_fixed4MiB (only when named): the same loop beside a fixed amount of GPU work, so that
+   both runtimes do the same: thread 0 issues BESIDE_FIXED regions (no more), one every
+   1/BESIDE_FIXED of its share of the iterations, without looking at which completed. The window
+   above issues as fast as regions complete, so a faster runtime runs more of them beside the loop
+   (on the H200 ours 100-350 per loop, LLVM 19 40-110) and takes more of its CPU and memory
+   bandwidth: this row compares the runtimes on equal work.
    -DBESIDE_SERIAL_KERNEL makes the kernel a plain `target` loop, for checks on the host device:
    there LLVM 19's libomp aborts now and then (kmp_tasking.cpp: task_team != NULL) when the
    host kernels fork their teams and threads inside its hidden helper threads. */
 #define BESIDE_SLOTS 64
 #define BESIDE_WINDOW 32
 #define BESIDE_WORK 1000000L
+#define BESIDE_FIXED 32
 static double *beside_a;
 static long beside_issued, beside_oldest; /* thread 0 of the loop's team only */
 
@@ -417,22 +424,35 @@ static long beside_completed(void) {
   return done;
 }
 
-/* Issues regions until BESIDE_WINDOW are not yet home (oldest first). */
-static void beside_feed(void) {
-  while (beside_oldest < beside_issued &&
-         beside_marker(beside_oldest % BESIDE_SLOTS) >= (double)(beside_oldest + 1))
-    ++beside_oldest;
+/* Issues the next region (its sequence number beside_issued) and counts it. */
+static void beside_issue(void) {
   long len = 4 * MiB / (long)sizeof(double);
-  for (; beside_issued - beside_oldest < BESIDE_WINDOW; ++beside_issued) {
-    double *a = beside_a + (beside_issued % BESIDE_SLOTS) * len;
-    double mark = (double)(beside_issued + 1);
+  double *a = beside_a + (beside_issued % BESIDE_SLOTS) * len;
+  double mark = (double)(beside_issued + 1);
 #ifdef BESIDE_SERIAL_KERNEL
 #pragma omp target map(tofrom : a[0:len]) depend(inout : a[0]) nowait
 #else
 #pragma omp target teams distribute parallel for map(tofrom : a[0:len]) depend(inout : a[0]) nowait
 #endif
-    for (long j = 0; j < len; ++j) a[j] = j == 0 ? mark : a[j] * 0.5 + 1.0;
+  for (long j = 0; j < len; ++j) a[j] = j == 0 ? mark : a[j] * 0.5 + 1.0;
+  ++beside_issued;
+}
+
+/* Issues regions until BESIDE_WINDOW are not yet home (oldest first); with a fixed amount of
+   work (beside_fixed) only what is due: the first region, then one every `beside_every` of
+   thread 0's iterations (`i`: its iteration; negative before and after its share), at most
+   BESIDE_FIXED. */
+static int beside_fixed;
+static long beside_every;
+static void beside_feed(long i) {
+  if (beside_fixed) {
+    if (beside_issued < BESIDE_FIXED && (i < 0 || i % beside_every == 0)) beside_issue();
+    return;
   }
+  while (beside_oldest < beside_issued &&
+         beside_marker(beside_oldest % BESIDE_SLOTS) >= (double)(beside_oldest + 1))
+    ++beside_oldest;
+  while (beside_issued - beside_oldest < BESIDE_WINDOW) beside_issue();
 }
 
 /* The host loop over n iterations, with the regions beside it when `feed`: its time in s (until
@@ -452,11 +472,13 @@ static double beside_loop(long n, int feed, long *during) {
     int feeder = feed && omp_get_thread_num() == 0, nth = omp_get_num_threads();
     if (feeder) {
       c0 = beside_completed();
-      beside_feed();
+      /* thread 0's share of the static schedule, in BESIDE_FIXED parts */
+      beside_every = n / nth / BESIDE_FIXED > 0 ? n / nth / BESIDE_FIXED : 1;
+      beside_feed(-1);
     }
 #pragma omp for schedule(static) nowait
     for (long i = 0; i < n; ++i) {
-      if (feeder && (i & 63) == 0) beside_feed();
+      if (feeder && (beside_fixed ? i > 0 : (i & 63) == 0)) beside_feed(i);
       unsigned long long x = (unsigned long long)i;
       for (int k = 0; k < 1000; ++k) {
         x = x * 6364136223846793005ULL + 1442695040888963407ULL;
@@ -478,7 +500,7 @@ static double beside_loop(long n, int feed, long *during) {
 #pragma omp atomic read
         all = finished;
         if (all == nth) break;
-        beside_feed();
+        beside_feed(-2);
         nanosleep(&pause, NULL);
       }
 #pragma omp taskwait
@@ -489,10 +511,11 @@ static double beside_loop(long n, int feed, long *during) {
   return end - t0;
 }
 
-static void beside_report(void) {
+static void beside_report(const char *name, int fixed) {
   long n = BESIDE_WORK / scale > 0 ? BESIDE_WORK / scale : 1;
   double alone[64], beside[64], slow[64], during[64];
   beside_a = big; /* BESIDE_SLOTS x 4 MiB of the 1 GiB */
+  beside_fixed = fixed;
   for (int r = -1; r < reps; ++r) { /* r = -1: the warm-up of both */
     long d = 0;
     double a = beside_loop(n, 0, NULL), b = beside_loop(n, 1, &d);
@@ -501,9 +524,9 @@ static void beside_report(void) {
   }
   double *v[] = {alone, beside, slow, during};
   for (int i = 0; i < 4; ++i) qsort(v[i], (size_t)reps, sizeof(double), cmp);
-  printf("beside=beside_nowait4MiB alone_ms=%.3f beside_ms=%.3f slowdown_pct=%.2f regions_during=%.0f "
+  printf("beside=%s alone_ms=%.3f beside_ms=%.3f slowdown_pct=%.2f regions_during=%.0f "
          "min_alone_ms=%.3f min_beside_ms=%.3f min_regions_during=%.0f reps=%d iters=%ld threads=%d\n",
-         alone[reps / 2], beside[reps / 2], slow[reps / 2], during[reps / 2], alone[0], beside[0], during[0],
+         name, alone[reps / 2], beside[reps / 2], slow[reps / 2], during[reps / 2], alone[0], beside[0], during[0],
          reps, n, omp_get_max_threads());
   fflush(stdout);
 }
@@ -603,7 +626,11 @@ int main(int argc, char **argv) {
     }
   }
   if (chosen(which, "beside_nowait4MiB")) {
-    beside_report();
+    beside_report("beside_nowait4MiB", 0);
+    ran = 1;
+  }
+  if (chosen(which, "beside_fixed4MiB")) {
+    beside_report("beside_fixed4MiB", 1);
     ran = 1;
   }
   free(big);

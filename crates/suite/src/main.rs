@@ -41,10 +41,10 @@ enum Command {
     Bench(bench::Options),
     /// Measures the raw floor of each GPU scenario of bench/gpu_scenarios.c: the same device
     /// work done directly with the CUDA driver API (prints `floor=NAME median_us=X ...
-    /// cpu_us=Y`; the CPU floors `NAME_blocking_sync` wait with blocking-sync events; the row
-    /// beside_nowait4MiB prints `floor=beside_nowait4MiB alone_ms=... slowdown_pct=...`).
+    /// cpu_us=Y`; the CPU floors `NAME_blocking_sync` wait with blocking-sync events; the rows
+    /// beside_nowait4MiB and beside_fixed4MiB print `floor=NAME alone_ms=... slowdown_pct=...`).
     Floor {
-        /// Scenario names, comma-separated, or "all" (every one but beside_nowait4MiB).
+        /// Scenario names, comma-separated, or "all" (every one but the beside_ rows).
         #[arg(default_value = "all")]
         scenario: String,
         /// Repetitions (the median is reported).

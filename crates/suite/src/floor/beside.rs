@@ -1,13 +1,16 @@
-//! The floor of the row `beside_nowait4MiB`: the CPU-bound host loop of gpu_scenarios.c on
-//! all cores, alone and beside driver regions fed from its thread 0 (pinned memory,
-//! stream-ordered allocation, the fill kernel), and the loop's slowdown.
+//! The floors of the rows `beside_nowait4MiB` and `beside_fixed4MiB`: the CPU-bound host loop
+//! of gpu_scenarios.c on all cores, alone and beside driver regions fed from its thread 0
+//! (pinned memory, stream-ordered allocation, the fill kernel), and the loop's slowdown.
 
 use super::*;
 
-/// The row `beside_nowait4MiB` of gpu_scenarios.c.
+/// The row `beside_nowait4MiB` of gpu_scenarios.c: regions issued as fast as they complete.
 pub(super) const BESIDE: &str = "beside_nowait4MiB";
+/// The row `beside_fixed4MiB`: BESIDE_FIXED regions, evenly over thread 0's share.
+pub(super) const BESIDE_FIXED_ROW: &str = "beside_fixed4MiB";
 pub(super) const BESIDE_SLOTS: usize = 64;
 const BESIDE_WINDOW: usize = 32;
+const BESIDE_FIXED: usize = 32;
 const BESIDE_WORK: usize = 1_000_000;
 
 /// One iteration of the beside row's host loop, as gpu_scenarios.c computes it: 1000 dependent
@@ -41,6 +44,8 @@ fn share(n: usize, threads: usize, t: usize) -> std::ops::Range<usize> {
 /// The beside floor's regions: `map(tofrom: 4 MiB)` through the driver (pinned host buffers,
 /// stream-ordered allocation, the fill kernel), at most BESIDE_WINDOW in flight, region k on
 /// slot k % BESIDE_SLOTS (its stream, host buffer and event), fed from the loop's thread 0.
+/// With `every` (the fixed row) BESIDE_FIXED regions in all, one every `every` of thread 0's
+/// iterations, whether or not earlier ones completed.
 struct Feeder<'a> {
     gpu: &'a Gpu,
     streams: &'a [CUstream],
@@ -49,23 +54,37 @@ struct Feeder<'a> {
     issued: usize,
     /// Regions before this one are done (in issue order).
     oldest: usize,
+    every: Option<usize>,
 }
 
 impl Feeder<'_> {
-    /// Counts finished regions, then issues regions until the window is full.
-    fn feed(&mut self) -> Result<(), String> {
+    /// Thread 0's feeding at its iteration `i` of its share (None before and after it): in the
+    /// fixed row the region that is due, if any; else, after counting finished regions, regions
+    /// until the window is full.
+    fn feed(&mut self, i: Option<usize>) -> Result<(), String> {
+        if let Some(every) = self.every {
+            if self.issued < BESIDE_FIXED && i.is_none_or(|i| i % every == 0) {
+                self.issue()?;
+            }
+            return Ok(());
+        }
         self.done()?;
         while self.issued - self.oldest < BESIDE_WINDOW {
-            let k = self.issued % BESIDE_SLOTS;
-            let (st, h) = (self.streams[k], self.host + k * 4 * MIB);
-            let a = alloc(4 * MIB, st)?;
-            h2d(a, h, 4 * MIB, st)?;
-            self.gpu.fill(a, 4 * MIB, st)?;
-            d2h(h, a, 4 * MIB, st)?;
-            free(a, st)?;
-            event_record(self.events[k], st)?;
-            self.issued += 1;
+            self.issue()?;
         }
+        Ok(())
+    }
+
+    fn issue(&mut self) -> Result<(), String> {
+        let k = self.issued % BESIDE_SLOTS;
+        let (st, h) = (self.streams[k], self.host + k * 4 * MIB);
+        let a = alloc(4 * MIB, st)?;
+        h2d(a, h, 4 * MIB, st)?;
+        self.gpu.fill(a, 4 * MIB, st)?;
+        d2h(h, a, 4 * MIB, st)?;
+        free(a, st)?;
+        event_record(self.events[k], st)?;
+        self.issued += 1;
         Ok(())
     }
 
@@ -80,7 +99,8 @@ impl Feeder<'_> {
 
 /// The host loop (`n` iterations on `threads` threads, this one thread 0) alone or, with a
 /// feeder, beside its regions, fed as gpu_scenarios.c feeds them (before thread 0's first
-/// iteration, every 64 of its iterations, and after its share until every thread is done).
+/// iteration, every 64 of its iterations or at each later one in the fixed row, and after its
+/// share until every thread is done).
 /// Returns the loop's time in seconds (until its last thread is done) and the regions done
 /// meanwhile; waits for the regions afterwards.
 fn host_loop(
@@ -107,7 +127,7 @@ fn host_loop(
         let c0 = match feeder.as_deref_mut() {
             Some(f) => {
                 let c = f.done()?;
-                f.feed()?;
+                f.feed(None)?;
                 c
             }
             None => 0,
@@ -116,10 +136,15 @@ fn host_loop(
         let start = mine.start;
         let mut acc = 0;
         for i in mine {
+            let at = i - start;
             if let Some(f) = feeder.as_deref_mut()
-                && (i - start) & 63 == 0
+                && (if f.every.is_some() {
+                    at > 0
+                } else {
+                    at & 63 == 0
+                })
             {
-                f.feed()?;
+                f.feed(Some(at))?;
             }
             acc ^= chain(i);
         }
@@ -129,7 +154,7 @@ fn host_loop(
         let mut c1 = 0;
         if let Some(f) = feeder.as_deref_mut() {
             while finished.load(Ordering::Acquire) < threads {
-                f.feed()?;
+                f.feed(None)?;
                 std::thread::sleep(std::time::Duration::from_micros(20));
             }
             c1 = f.done()?;
@@ -148,18 +173,22 @@ fn host_loop(
     Ok(((end - t0).as_secs_f64(), during))
 }
 
-/// The floor of `beside_nowait4MiB`: the host loop alone and beside the driver's regions,
-/// alternating, one warm-up of each first; the slowdown is the median of each repetition's
-/// beside/alone, as gpu_scenarios.c reports it.
+/// The floor of `beside_nowait4MiB` (`fixed`: of `beside_fixed4MiB`): the host loop alone and
+/// beside the driver's regions, alternating, one warm-up of each first; the slowdown is the
+/// median of each repetition's beside/alone, as gpu_scenarios.c reports it.
 pub(super) fn beside(
     gpu: &Gpu,
     streams: &[CUstream],
     reps: usize,
     scale: usize,
     print: bool,
+    fixed: bool,
 ) -> Result<Floor, String> {
+    let name = if fixed { BESIDE_FIXED_ROW } else { BESIDE };
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let n = scaled(BESIDE_WORK, scale);
+    // As gpu_scenarios.c: thread 0's share (n / threads, rounded down) in BESIDE_FIXED parts.
+    let every = fixed.then(|| (n / threads / BESIDE_FIXED).max(1));
     let host = pinned(BESIDE_SLOTS * 4 * MIB)?;
     let events: Vec<sys::CUevent> = (0..BESIDE_SLOTS)
         .map(|_| event_new())
@@ -174,6 +203,7 @@ pub(super) fn beside(
             host,
             issued: 0,
             oldest: 0,
+            every,
         };
         let (b, d) = host_loop(n, threads, Some(&mut f))?;
         if r > 0 {
@@ -187,12 +217,12 @@ pub(super) fn beside(
     let (a, b, p, d) = (med(&alone), med(&beside), med(&slow), med(&during));
     if print {
         println!(
-            "floor={BESIDE} alone_ms={a:.3} beside_ms={b:.3} slowdown_pct={p:.2} regions_during={d:.0} \
+            "floor={name} alone_ms={a:.3} beside_ms={b:.3} slowdown_pct={p:.2} regions_during={d:.0} \
              reps={reps} iters={n} threads={threads}"
         );
     }
     Ok(Floor {
-        name: BESIDE.into(),
+        name: name.into(),
         median_us: b * 1e3,
         slowdown_pct: Some(p),
         ..Floor::default()
@@ -217,6 +247,7 @@ mod tests {
         for (name, v) in [
             ("BESIDE_SLOTS", super::BESIDE_SLOTS),
             ("BESIDE_WINDOW", super::BESIDE_WINDOW),
+            ("BESIDE_FIXED", super::BESIDE_FIXED),
             ("BESIDE_WORK", super::BESIDE_WORK),
         ] {
             assert!(
@@ -224,8 +255,12 @@ mod tests {
                 "{name} {v} differs from gpu_scenarios.c"
             );
         }
-        assert!(c.contains(&format!("beside={} ", super::BESIDE)));
-        assert!(c.contains("(i & 63) == 0) beside_feed();"));
+        for row in [super::BESIDE, super::BESIDE_FIXED_ROW] {
+            assert!(c.contains(&format!("beside_report(\"{row}\", ")));
+        }
+        assert!(c.contains("(beside_fixed ? i > 0 : (i & 63) == 0)) beside_feed(i);"));
+        assert!(c.contains("i < 0 || i % beside_every == 0"));
+        assert!(c.contains("n / nth / BESIDE_FIXED"));
         assert!(c.contains("for (int k = 0; k < 1000; ++k)"));
         // kernel1s: at most 3 repetitions in both.
         assert!(c.contains("if (!strcmp(name, \"kernel1s\") && n > 3) n = 3;"));

@@ -1,7 +1,7 @@
 //! The scenario list of the floors: each row of `bench/gpu_scenarios.c` as the same device work
 //! done with the driver API (the helpers are in floor.rs).
 
-use super::beside::{BESIDE, BESIDE_SLOTS, beside};
+use super::beside::{BESIDE, BESIDE_FIXED_ROW, BESIDE_SLOTS, beside};
 use super::*;
 
 /// Measures the floors of the scenarios that `which` selects (`selected`); `scale` divides
@@ -288,8 +288,17 @@ pub fn run(
             slowdown_pct: None,
         });
     }
-    if selected(which, BESIDE) {
-        out.push(beside(&gpu, &streams[..BESIDE_SLOTS], reps, scale, print)?);
+    for (row, fixed) in [(BESIDE, false), (BESIDE_FIXED_ROW, true)] {
+        if selected(which, row) {
+            out.push(beside(
+                &gpu,
+                &streams[..BESIDE_SLOTS],
+                reps,
+                scale,
+                print,
+                fixed,
+            )?);
+        }
     }
     // The floor for the 64 B region does not depend on the runtime's memory manager.
     if let Some(f) = out.iter().find(|f| f.name == "map64B") {

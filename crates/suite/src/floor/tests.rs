@@ -49,6 +49,8 @@ fn selection_and_cpu_floors() {
     assert!(selected("host_clock,all", "empty_blocking_sync"));
     assert!(!selected("all", "beside_nowait4MiB"));
     assert!(selected("map64B,beside_nowait4MiB", "beside_nowait4MiB"));
+    assert!(!selected("all", "beside_fixed4MiB"));
+    assert!(!selected("beside_nowait4MiB", "beside_fixed4MiB"));
     assert!(!selected("map64B", "map64B_blocking_sync"));
     assert_eq!(
         with_cpu_floors("host_clock,map64B,all"),

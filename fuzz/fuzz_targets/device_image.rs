@@ -1,6 +1,7 @@
 //! Device images as a registered descriptor holds them: OffloadBinary unwrapping, then what
 //! each plugin decides from the bytes without loading them (the host plugin's ELF checks, the
-//! CUDA plugin's cubin/PTX/fatbin classification, architecture parsing and compatibility).
+//! CUDA plugin's cubin/PTX/fatbin classification, a cubin's symbol names, architecture parsing
+//! and compatibility).
 //! Nothing is loaded or executed. No panic, no out-of-bounds slice.
 
 #![no_main]
@@ -29,7 +30,10 @@ fuzz_target!(|data: &[u8]| {
         };
         let _ = elf_machine(image.bytes);
         let _ = HostPlugin.is_compatible(&info);
-        let _ = cuda_image::classify(image.bytes);
+        // The CUDA plugin reads a cubin's symbol names at load.
+        if let Some(cuda_image::ImageKind::Cubin { .. }) = cuda_image::classify(image.bytes) {
+            let _ = omptarget_plugin::elf::symbol_names(image.bytes);
+        }
         if let Some(arch) = image.arch
             && let Some(sm) = cuda_image::parse_arch(arch)
         {

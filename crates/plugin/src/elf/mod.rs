@@ -64,6 +64,32 @@ fn bad(text: impl Into<String>) -> ElfError {
     ElfError(text.into())
 }
 
+/// The names of an ELF image's symbol table (`.symtab`), or `None` when it has none or it
+/// cannot be read. A cubin's globals and kernels are its symbols: a loader that knows them
+/// need not ask the driver for a symbol the image lacks (a failed `cuModuleGetGlobal` is an
+/// error to compute-sanitizer; LLVM 19 reads a kernel's environment from the image too).
+pub fn symbol_names(bytes: &[u8]) -> Option<std::collections::HashSet<Box<str>>> {
+    use object::read::elf::ElfFile64;
+    use object::{Object as _, ObjectSymbol as _};
+    // The reader wants the ELF structures 8-byte aligned: an image at another offset is read
+    // from a copy.
+    let mut copy = Vec::new();
+    let bytes = if bytes.as_ptr().align_offset(8) == 0 {
+        bytes
+    } else {
+        copy.resize(bytes.len() + 7, 0u8);
+        let at = copy.as_ptr().align_offset(8);
+        copy[at..at + bytes.len()].copy_from_slice(bytes);
+        &copy[at..at + bytes.len()]
+    };
+    let file = ElfFile64::<LE>::parse(bytes).ok()?;
+    let names: std::collections::HashSet<Box<str>> = file
+        .symbols()
+        .filter_map(|s| s.name().ok().filter(|n| !n.is_empty()).map(Box::from))
+        .collect();
+    (!names.is_empty()).then_some(names)
+}
+
 /// Validates a 64-bit little-endian ELF image (a host shared object or a cubin): its header,
 /// its program headers (every segment inside the file, `PT_LOAD`s sorted, aligned as
 /// `dlopen` requires, not overlapping, within 1 TiB of address space), its section

@@ -119,3 +119,21 @@ fn not_elf_or_wrong_class_is_refused() {
     b[6] = 9; // EI_VERSION
     assert!(validate_elf(&b).is_err());
 }
+
+#[test]
+fn symbol_names_come_from_the_symbol_table() {
+    // This test's own executable: an x86_64 ELF file with a symbol table holding `main`.
+    let exe = std::fs::read("/proc/self/exe").unwrap();
+    let names = symbol_names(&exe).expect("the test binary has a symbol table");
+    assert!(names.contains("main"));
+    assert!(!names.contains("no_such_symbol_in_this_binary"));
+    // The same image at an odd address: read from an aligned copy.
+    let mut odd = vec![0u8];
+    odd.extend_from_slice(&exe);
+    assert_eq!(symbol_names(&odd[1..]), Some(names));
+    // No symbol table, or not ELF: nothing known.
+    let mut b = header(1, 0);
+    load(&mut b, 0, 0, 120, 4096, 4096);
+    assert_eq!(symbol_names(&b), None);
+    assert_eq!(symbol_names(b".version 8.0\n.target sm_90\n"), None);
+}

@@ -9,12 +9,57 @@ use cudarc::driver::sys;
 use omptarget_plugin::{
     DevicePtr, Error, ErrorKind, ImageInfo, KernelId, LoadEnv, ModuleId, Result,
 };
+use std::collections::HashSet;
+use std::sync::Arc;
 
 /// A loaded image.
 pub(super) struct Module {
-    module: CUmodule,
+    code: Code,
     /// The image's indirect-call table in device memory (0: none), freed with the module.
     indirect_calls: CUdeviceptr,
+}
+
+/// A loaded module and what its image says it holds.
+#[derive(Clone)]
+pub(super) struct Code {
+    module: CUmodule,
+    /// The names of a cubin's symbol table; `None` for PTX and fatbinaries (or a cubin without
+    /// one), whose globals only the driver knows. A symbol the image lacks is not asked of the
+    /// driver: optional globals (a bare kernel has no `_kernel_environment`) are looked up at
+    /// every load, and a failed `cuModuleGetGlobal` is an error to compute-sanitizer (LLVM 19
+    /// reads them from the image).
+    symbols: Option<Arc<HashSet<Box<str>>>>,
+}
+
+impl Code {
+    /// A global's address and size, or `None` if the module has no such symbol.
+    fn global(&self, name: &str) -> Result<Option<(CUdeviceptr, usize)>> {
+        if self.symbols.as_ref().is_some_and(|s| !s.contains(name)) {
+            return Ok(None);
+        }
+        let cname = std::ffi::CString::new(name)
+            .map_err(|_| Error::new(ErrorKind::SymbolNotFound, format!("bad symbol {name:?}")))?;
+        let mut ptr: CUdeviceptr = 0;
+        let mut size = 0usize;
+        // SAFETY: looks a symbol up in a loaded module.
+        let r = call("cuModuleGetGlobal", || unsafe {
+            sys::cuModuleGetGlobal_v2(&mut ptr, &mut size, self.module, cname.as_ptr())
+        });
+        Ok(r.ok().map(|_| (ptr, size)))
+    }
+
+    /// A global's bytes, read synchronously (load-time metadata), or `None` without it.
+    fn read(&self, name: &str) -> Result<Option<Vec<u8>>> {
+        let Some((ptr, size)) = self.global(name)? else {
+            return Ok(None);
+        };
+        let mut buf = vec![0u8; size];
+        // SAFETY: copies `size` bytes from the global into a buffer of that size.
+        call("cuMemcpyDtoH", || unsafe {
+            sys::cuMemcpyDtoH_v2(buf.as_mut_ptr().cast(), ptr, size)
+        })?;
+        Ok(Some(buf))
+    }
 }
 
 /// The device runtime's `DeviceEnvironmentTy` (LLVM 19).
@@ -73,8 +118,17 @@ impl CudaDevice {
                 std::ptr::null_mut(),
             )
         })?;
+        let code = Code {
+            module,
+            symbols: match kind {
+                ImageKind::Cubin { .. } => {
+                    omptarget_plugin::elf::symbol_names(image.bytes).map(Arc::new)
+                }
+                _ => None,
+            },
+        };
         // The device runtime reads its environment from this global.
-        if let Some((ptr, size)) = global_of(module, "__omp_rtl_device_environment")? {
+        if let Some((ptr, size)) = code.global("__omp_rtl_device_environment")? {
             let de = DeviceEnvironment {
                 debug_kind: self.device_rtl_debug,
                 num_devices: env.num_devices,
@@ -95,7 +149,7 @@ impl CudaDevice {
         }
         let mut modules = self.modules.lock().unwrap_or_else(|e| e.into_inner());
         modules.push(Some(Module {
-            module,
+            code,
             indirect_calls: 0,
         }));
         Ok(ModuleId(modules.len() - 1))
@@ -112,7 +166,7 @@ impl CudaDevice {
         if let Some(module) = module {
             // SAFETY: unloads a module we loaded, once.
             call("cuModuleUnload", || unsafe {
-                sys::cuModuleUnload(module.module)
+                sys::cuModuleUnload(module.code.module)
             })?;
             if module.indirect_calls != 0 {
                 // SAFETY: frees the table allocated for this module, once.
@@ -124,18 +178,18 @@ impl CudaDevice {
         Ok(())
     }
 
-    pub(super) fn module(&self, m: ModuleId) -> Result<CUmodule> {
+    pub(super) fn module(&self, m: ModuleId) -> Result<Code> {
         self.modules
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .get(m.0)
-            .and_then(|x| x.as_ref().map(|x| x.module))
+            .and_then(|x| x.as_ref().map(|x| x.code.clone()))
             .ok_or_else(|| Error::new(ErrorKind::InvalidArgument, "unknown CUDA module"))
     }
 
     pub(super) fn module_get_function(&self, m: ModuleId, name: &str) -> Result<KernelId> {
         self.current()?;
-        let module = self.module(m)?;
+        let code = self.module(m)?;
         let cname = std::ffi::CString::new(name).map_err(|_| {
             Error::new(
                 ErrorKind::SymbolNotFound,
@@ -145,10 +199,10 @@ impl CudaDevice {
         let mut func: sys::CUfunction = std::ptr::null_mut();
         // SAFETY: looks a kernel up in a loaded module.
         call("cuModuleGetFunction", || unsafe {
-            sys::cuModuleGetFunction(&mut func, module, cname.as_ptr())
+            sys::cuModuleGetFunction(&mut func, code.module, cname.as_ptr())
         })
         .map_err(|e| Error::new(ErrorKind::SymbolNotFound, format!("kernel '{name}': {e}")))?;
-        let env = self.read_global(module, &format!("{name}_kernel_environment"))?;
+        let env = code.read(&format!("{name}_kernel_environment"))?;
         let mut max_block = 0;
         // SAFETY: reads one attribute of a live function.
         call("cuFuncGetAttribute", || unsafe {
@@ -168,8 +222,8 @@ impl CudaDevice {
     /// takes the launch environment first.
     pub(super) fn has_kernel_environment(&self, m: ModuleId, name: &str) -> Option<bool> {
         self.current().ok()?;
-        let module = self.module(m).ok()?;
-        match global_of(module, &format!("{name}_kernel_environment")) {
+        let code = self.module(m).ok()?;
+        match code.global(&format!("{name}_kernel_environment")) {
             Ok(Some(_)) => Some(true),
             _ => None,
         }
@@ -177,8 +231,8 @@ impl CudaDevice {
 
     pub(super) fn module_get_global(&self, m: ModuleId, name: &str) -> Result<(DevicePtr, usize)> {
         self.current()?;
-        let module = self.module(m)?;
-        global_of(module, name)?
+        self.module(m)?
+            .global(name)?
             .map(|(p, s)| (p as usize, s))
             .ok_or_else(|| {
                 Error::new(
@@ -186,19 +240,6 @@ impl CudaDevice {
                     format!("global '{name}' not found"),
                 )
             })
-    }
-
-    /// Reads `size` bytes of a device global synchronously (load-time metadata).
-    fn read_global(&self, module: CUmodule, name: &str) -> Result<Option<Vec<u8>>> {
-        let Some((ptr, size)) = global_of(module, name)? else {
-            return Ok(None);
-        };
-        let mut buf = vec![0u8; size];
-        // SAFETY: copies `size` bytes from the global into a buffer of that size.
-        call("cuMemcpyDtoH", || unsafe {
-            sys::cuMemcpyDtoH_v2(buf.as_mut_ptr().cast(), ptr, size)
-        })?;
-        Ok(Some(buf))
     }
 
     /// Copies the table to device memory and points the device runtime's environment at it
@@ -213,9 +254,9 @@ impl CudaDevice {
             return Ok(());
         }
         self.current()?;
-        let module = self.module(m)?;
+        let code = self.module(m)?;
         let fields_at = std::mem::offset_of!(DeviceEnvironment, indirect_call_table);
-        let Some((env, env_size)) = global_of(module, "__omp_rtl_device_environment")? else {
+        let Some((env, env_size)) = code.global("__omp_rtl_device_environment")? else {
             // No device runtime in the image: nothing looks the table up.
             return Ok(());
         };
@@ -265,15 +306,43 @@ impl CudaDevice {
     }
 }
 
-/// A module global's address and size, or `None` if the module has no such symbol.
-fn global_of(module: CUmodule, name: &str) -> Result<Option<(CUdeviceptr, usize)>> {
-    let cname = std::ffi::CString::new(name)
-        .map_err(|_| Error::new(ErrorKind::SymbolNotFound, format!("bad symbol {name:?}")))?;
-    let mut ptr: CUdeviceptr = 0;
-    let mut size = 0usize;
-    // SAFETY: looks a symbol up in a loaded module.
-    let r = call("cuModuleGetGlobal", || unsafe {
-        sys::cuModuleGetGlobal_v2(&mut ptr, &mut size, module, cname.as_ptr())
-    });
-    Ok(r.ok().map(|_| (ptr, size)))
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The image of `tests/c/api_is_present.c` (clang 19, nvlink, ELF ABI 7): one kernel with
+    /// its environments, and the device runtime's environment.
+    fn api_is_present() -> Code {
+        let cubin = include_bytes!("../../tests/data/api_is_present.sm_90.abi7.cubin");
+        Code {
+            module: std::ptr::null_mut(),
+            symbols: omptarget_plugin::elf::symbol_names(cubin).map(Arc::new),
+        }
+    }
+
+    #[test]
+    fn a_cubins_symbol_table_is_read_at_load() {
+        let code = api_is_present();
+        let symbols = code.symbols.as_deref().expect("a cubin has a symbol table");
+        for name in [
+            "__omp_rtl_device_environment",
+            "__omp_offloading_fe00_510096_main_l45",
+            "__omp_offloading_fe00_510096_main_l45_kernel_environment",
+        ] {
+            assert!(symbols.contains(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn a_symbol_the_image_lacks_is_not_asked_of_the_driver() {
+        // The module is null and there is no driver here: only an answer from the image can
+        // come back (a bare kernel has no `_kernel_environment`).
+        let code = api_is_present();
+        assert_eq!(
+            code.global("__omp_offloading_fe00_510096_main_l99_kernel_environment")
+                .unwrap(),
+            None
+        );
+        assert_eq!(code.read("no_such_global").unwrap(), None);
+    }
 }

@@ -48,6 +48,15 @@ impl Code {
         Ok(r.ok().map(|_| (ptr, size)))
     }
 
+    /// Whether the module has a global of that name: the image's answer where it has a
+    /// symbol table, else the driver's.
+    fn has(&self, name: &str) -> Result<bool> {
+        match &self.symbols {
+            Some(s) => Ok(s.contains(name)),
+            None => Ok(self.global(name)?.is_some()),
+        }
+    }
+
     /// A global's bytes, read synchronously (load-time metadata), or `None` without it.
     fn read(&self, name: &str) -> Result<Option<Vec<u8>>> {
         let Some((ptr, size)) = self.global(name)? else {
@@ -223,8 +232,8 @@ impl CudaDevice {
     pub(super) fn has_kernel_environment(&self, m: ModuleId, name: &str) -> Option<bool> {
         self.current().ok()?;
         let code = self.module(m).ok()?;
-        match code.global(&format!("{name}_kernel_environment")) {
-            Ok(Some(_)) => Some(true),
+        match code.has(&format!("{name}_kernel_environment")) {
+            Ok(true) => Some(true),
             _ => None,
         }
     }
@@ -344,5 +353,21 @@ mod tests {
             None
         );
         assert_eq!(code.read("no_such_global").unwrap(), None);
+    }
+
+    #[test]
+    fn whether_a_kernel_has_its_environment_is_the_images_answer() {
+        // Null module, no driver: both answers come from the symbol table (the load already
+        // read the environment; asking the driver again cost a second lookup per kernel).
+        let code = api_is_present();
+        assert!(
+            code.has("__omp_offloading_fe00_510096_main_l45_kernel_environment")
+                .unwrap()
+        );
+        assert!(
+            !code
+                .has("__omp_offloading_fe00_510096_main_l99_kernel_environment")
+                .unwrap()
+        );
     }
 }

@@ -438,17 +438,19 @@ static void beside_issue(void) {
   ++beside_issued;
 }
 
-/* Issues regions until BESIDE_WINDOW are not yet home (oldest first); with a fixed amount of
-   work (beside_fixed) only what is due: the first region, then one every `beside_every` of
-   thread 0's iterations (`i`: its iteration; negative before and after its share), at most
-   BESIDE_FIXED. */
+/* Thread 0's feeding at its iteration `i` (negative before and after its share): at the start,
+   every 64 iterations and after its share, regions until BESIDE_WINDOW are not yet home (oldest
+   first); with a fixed amount of work (beside_fixed) only what is due: the first region at the
+   start, one at every `beside_every`-th later iteration, the rest after its share, at most
+   BESIDE_FIXED in all. */
 static int beside_fixed;
 static long beside_every;
 static void beside_feed(long i) {
   if (beside_fixed) {
-    if (beside_issued < BESIDE_FIXED && (i < 0 || i % beside_every == 0)) beside_issue();
+    if (beside_issued < BESIDE_FIXED && (i < 0 || (i > 0 && i % beside_every == 0))) beside_issue();
     return;
   }
+  if (i > 0 && (i & 63) != 0) return;
   while (beside_oldest < beside_issued &&
          beside_marker(beside_oldest % BESIDE_SLOTS) >= (double)(beside_oldest + 1))
     ++beside_oldest;
@@ -478,7 +480,7 @@ static double beside_loop(long n, int feed, long *during) {
     }
 #pragma omp for schedule(static) nowait
     for (long i = 0; i < n; ++i) {
-      if (feeder && (beside_fixed ? i > 0 : (i & 63) == 0)) beside_feed(i);
+      if (feeder) beside_feed(i);
       unsigned long long x = (unsigned long long)i;
       for (int k = 0; k < 1000; ++k) {
         x = x * 6364136223846793005ULL + 1442695040888963407ULL;
@@ -500,7 +502,7 @@ static double beside_loop(long n, int feed, long *during) {
 #pragma omp atomic read
         all = finished;
         if (all == nth) break;
-        beside_feed(-2);
+        beside_feed(-1);
         nanosleep(&pause, NULL);
       }
 #pragma omp taskwait
@@ -528,6 +530,39 @@ static void beside_report(const char *name, int fixed) {
          "min_alone_ms=%.3f min_beside_ms=%.3f min_regions_during=%.0f reps=%d iters=%ld threads=%d\n",
          name, alone[reps / 2], beside[reps / 2], slow[reps / 2], during[reps / 2], alone[0], beside[0], during[0],
          reps, n, omp_get_max_threads());
+  fflush(stdout);
+}
+
+/* idle_alloc64MiB (only when named): the first region after an idle pause, as a program that
+   offloads now and then sees it. Per repetition the host sleeps 1.5 s (past the CUDA memory
+   pool's idle trim, docs/GPU.md) and times one alloc64MiB_kernel region, then the next one
+   right after it. Prints `scenario=idle_alloc64MiB median_us=X min_us=Y max_us=Z next_us=W
+   start_us=S reps=N`: the medians over reps of the first region and of the next, and the
+   process's first such region (right after an empty region has initialised the device). Run it
+   first in its process for start_us to mean that. */
+static void idle_report(void) {
+  double first[64], next[64];
+#pragma omp target
+  {
+  }
+  double s0 = omp_get_wtime();
+  alloc64m(1); /* also the warm-up */
+  double start = (omp_get_wtime() - s0) * 1e6;
+  for (int r = 0; r < reps; ++r) {
+    struct timespec pause = {1, 500000000};
+    while (nanosleep(&pause, &pause) < 0 && errno == EINTR) {
+    }
+    double t0 = omp_get_wtime();
+    alloc64m(1);
+    double t1 = omp_get_wtime();
+    alloc64m(1);
+    first[r] = (t1 - t0) * 1e6, next[r] = (omp_get_wtime() - t1) * 1e6;
+  }
+  qsort(first, (size_t)reps, sizeof(double), cmp);
+  qsort(next, (size_t)reps, sizeof(double), cmp);
+  printf("scenario=idle_alloc64MiB median_us=%.3f min_us=%.3f max_us=%.3f next_us=%.3f start_us=%.3f reps=%d "
+         "iters=1\n",
+         first[reps / 2], first[0], first[reps - 1], next[reps / 2], start, reps);
   fflush(stdout);
 }
 
@@ -571,7 +606,8 @@ static void host_clock(long n) {
 }
 
 /* Whether `name` is one of the comma-separated names in `which`, or `which` names "all" (the
-   probes that start with "host_" and the beside_ row only when named: "host_clock,all"). */
+   probes that start with "host_" and the beside_ and idle_ rows only when named:
+   "host_clock,all"). */
 static int chosen(const char *which, const char *name) {
   size_t n = strlen(name);
   for (const char *p = which; *p;) {
@@ -579,7 +615,7 @@ static int chosen(const char *which, const char *name) {
     size_t len = end ? (size_t)(end - p) : strlen(p);
     if (len == n && !strncmp(p, name, n)) return 1;
     if (len == 3 && !strncmp(p, "all", 3) && strncmp(name, "host_", 5) != 0 &&
-        strncmp(name, "beside_", 7) != 0)
+        strncmp(name, "beside_", 7) != 0 && strncmp(name, "idle_", 5) != 0)
       return 1;
     if (!end) break;
     p = end + 1;
@@ -631,6 +667,10 @@ int main(int argc, char **argv) {
   }
   if (chosen(which, "beside_fixed4MiB")) {
     beside_report("beside_fixed4MiB", 1);
+    ran = 1;
+  }
+  if (chosen(which, "idle_alloc64MiB")) {
+    idle_report();
     ran = 1;
   }
   free(big);

@@ -85,7 +85,8 @@ case ${1:-} in
   profile)
     # One rank, where ours was slower than LLVM 19 (docs/SCALING.md): the time under each
     # runtime, then ours with its driver-call profile (OMPTARGET_RS_PROFILE=1) as it is, without
-    # staging copies, and without pool pre-allocation.
+    # staging copies, and without pool pre-allocation. (A profile longer than head's 24 lines
+    # ends its pipeline with SIGPIPE: `|| true` keeps `set -e -o pipefail` from stopping here.)
     prepare_run
     one() { # LABEL LIB ENV...
       local label=$1 l=$2; shift 2
@@ -93,7 +94,7 @@ case ${1:-} in
       local xs=(-x LD_LIBRARY_PATH -x OMP_TARGET_OFFLOAD=MANDATORY) kv
       for kv in "$@"; do xs+=(-x "$kv"); done
       LD_LIBRARY_PATH=$l:${LD_LIBRARY_PATH:-} timeout 120 mpirun --oversubscribe --allow-run-as-root -np 1 \
-        "${xs[@]}" "$out/bin/mpi_stencil${MPI_SUFFIX:-}" "${args[@]}" 2>&1 | grep -E '^(time|check)|calls' | head -n 24
+        "${xs[@]}" "$out/bin/mpi_stencil${MPI_SUFFIX:-}" "${args[@]}" 2>&1 | grep -E '^(time|check)|calls' | head -n 24 || true
     }
     [[ -n $llvm ]] && one "LLVM 19" "$llvm"
     one "ours" "$lib"

@@ -28,6 +28,7 @@ pub fn default_plugins(config: &Config) -> Vec<Arc<dyn Plugin>> {
             spin_us: config.cuda_spin_us,
             pack_copies: config.cuda_pack_copies,
             pool_preallocate: config.cuda_pool_preallocate,
+            pool_idle_keep: config.cuda_pool_idle_keep,
             record_va: config.cuda_record_va,
             staging_limit: config.cuda_staging_limit,
             staging_threads: config.cuda_staging_threads,

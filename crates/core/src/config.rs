@@ -89,8 +89,13 @@ pub struct Config {
     /// arena per stream.
     pub cuda_pack_copies: bool,
     /// `OMPTARGET_RS_CUDA_POOL_PREALLOCATE` (bytes, default 256 MiB; 0 disables): the CUDA
-    /// memory pool is grown by this much when the device initialises.
+    /// memory pool is grown by this much when the device initialises, then trimmed to
+    /// `cuda_pool_idle_keep`.
     pub cuda_pool_preallocate: usize,
+    /// `OMPTARGET_RS_CUDA_POOL_IDLE_KEEP` (bytes, default 0): what the CUDA memory pool keeps
+    /// while idle (after its idle trim, and from initialisation on); an idle pool that keeps
+    /// something reads the device's free memory once a second to give it back under pressure.
+    pub cuda_pool_idle_keep: u64,
     /// `OMPTARGET_RS_CUDA_RECORD_VA` (an address, default 0x600000000000; 0: wherever the
     /// driver puts it): where a recording's region is asked for on a GPU, so that a replay in
     /// another process finds the address free.
@@ -155,6 +160,7 @@ impl Default for Config {
             cuda_spin_us: Some(1000),
             cuda_pack_copies: true,
             cuda_pool_preallocate: 256 << 20,
+            cuda_pool_idle_keep: 0,
             cuda_record_va: 0x6000_0000_0000,
             cuda_staging_limit: 512 << 20,
             cuda_staging_threads: 0,
@@ -367,6 +373,8 @@ impl Config {
                 "OMPTARGET_RS_CUDA_POOL_PREALLOCATE",
                 d.cuda_pool_preallocate,
             ),
+            cuda_pool_idle_keep: bytes("OMPTARGET_RS_CUDA_POOL_IDLE_KEEP", d.cuda_pool_idle_keep as usize)
+                as u64,
             cuda_record_va: r
                 .int("OMPTARGET_RS_CUDA_RECORD_VA", 0, 1 << 56)
                 .map_or(d.cuda_record_va, |v| v as usize),

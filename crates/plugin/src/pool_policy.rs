@@ -10,10 +10,12 @@
 //!    by default), not everything: memory above it goes back at the next synchronisation.
 //!    Regions up to that size keep their speed; a larger one pays what `cuMemAlloc` pays.
 //! 2. **Idle trim.** After `idle` without any allocation or free, the pool is trimmed to `keep`
-//!    bytes (and the small-block cache emptied): an idle process holds almost nothing.
+//!    bytes (and the small-block cache emptied): an idle process holds nothing (the CUDA
+//!    plugin's `keep` is 0 unless configured) and, with nothing due, its governor sleeps until
+//!    the next allocation or free.
 //! 3. **Pressure trim.** While the device has less than `low_water` free and the pool holds
 //!    memory no allocation uses, that memory goes back at once, busy or not. (An idle pool
-//!    that holds no more than `keep` reads the device's free memory once a second.)
+//!    that keeps a nonzero `keep` unused reads the device's free memory once a second.)
 //! 4. **Patience.** An allocation that fails after trimming our own pool waits, with
 //!    exponential back-off up to `oom_wait`, for memory that other processes are giving back
 //!    (their idle trims), before it fails with a message that says who holds the memory.
@@ -108,6 +110,11 @@ pub struct Governor {
 /// ~1 ms of CPU a second).
 pub const IDLE_FREE_EVERY: Duration = Duration::from_secs(1);
 
+/// How long an idle governor with nothing due sleeps: its idle trim is done and the pool holds
+/// nothing unused to give back under pressure, so only the pool's next allocation or free (which
+/// wakes it) can give it work.
+pub const NOTHING_DUE: Duration = Duration::from_secs(3600);
+
 impl Governor {
     pub fn new(policy: PoolPolicy, now: Duration) -> Self {
         Self {
@@ -164,8 +171,8 @@ impl Governor {
     /// look reads free memory (or the pool's numbers are not known yet, with pressure trims
     /// on). Otherwise only what
     /// is due: the idle trim, and the next reading of the device's free memory (while
-    /// something unused could be given back), never less than `poll` and at most
-    /// [`IDLE_FREE_EVERY`]. Every wake-up costs the idle process CPU (~50 µs on the H200
+    /// something unused could be given back), never less than `poll`; with nothing due,
+    /// [`NOTHING_DUE`]. Every wake-up costs the idle process CPU (~50 µs on the H200
     /// machines). Activity wakes a governor that sleeps longer than `poll` (the caller's
     /// part), so a pool that turns busy is looked at as before.
     pub fn next_look(&self, now: Duration, active: bool) -> Duration {
@@ -175,11 +182,13 @@ impl Governor {
         if active || unused.map_or(pressure, |u| self.reads_every_look(false, u)) {
             return poll;
         }
-        let mut next = IDLE_FREE_EVERY;
+        let mut next = NOTHING_DUE;
         if pressure && unused.is_some_and(|u| u > 0) {
             next = next.min(self.free_read_in(now));
         }
-        if !self.policy.idle.is_zero() && !self.idle_trimmed {
+        // A pool holding no more than keep has nothing for its idle trim to give (tick).
+        let trim_gives = self.pool_seen.is_none_or(|(r, _)| r > self.policy.keep);
+        if !self.policy.idle.is_zero() && !self.idle_trimmed && trim_gives {
             next = next.min((self.active_at + self.policy.idle).saturating_sub(now));
         }
         next.max(poll)
@@ -486,20 +495,68 @@ mod tests {
         };
         g.tick(ms(3000), false, big);
         assert_eq!(g.next_look(ms(3000), false), p.poll);
-        // Nothing unused: nothing to read; the trim's time, at most a second.
+        // Nothing unused and no more than keep held: nothing to read, nothing for the idle
+        // trim to give: nothing until activity.
         let used = Reading { used: p.keep, ..r };
         let mut g = Governor::new(p, ms(0));
         g.tick(ms(100), true, used);
         g.tick(ms(200), false, used);
+        assert_eq!(g.next_look(ms(200), false), NOTHING_DUE);
+        assert_eq!(g.next_look(ms(300), true), p.poll, "activity: every poll");
+        // Nothing unused but more than keep held: the trim's time, then nothing until activity.
+        let held = Reading {
+            reserved: 2 * p.keep,
+            used: 2 * p.keep,
+            ..r
+        };
+        let mut g = Governor::new(p, ms(0));
+        g.tick(ms(100), true, held);
+        g.tick(ms(200), false, held);
         assert_eq!(g.next_look(ms(200), false), ms(900));
-        g.tick(ms(1100), false, used);
-        assert_eq!(g.next_look(ms(1100), false), IDLE_FREE_EVERY);
+        g.tick(ms(1100), false, held);
+        assert_eq!(g.next_look(ms(1100), false), NOTHING_DUE);
         // Pressure trims off: more than keep unused does not keep the governor looking.
         let mut g = Governor::new(PoolPolicy { low_water: 0, ..p }, ms(0));
         g.tick(ms(100), true, big);
         assert_eq!(g.next_look(ms(100), true), p.poll, "active: every poll");
         g.tick(ms(200), false, big);
         assert_eq!(g.next_look(ms(200), false), ms(900), "until the idle trim");
+    }
+
+    #[test]
+    fn an_idle_pool_that_keeps_nothing_gives_everything_back_and_then_sleeps() {
+        // The CUDA plugin's default: keep 0.
+        let p = PoolPolicy::for_device(140 * GIB, 0);
+        let mut g = Governor::new(p, ms(0));
+        // Before any allocation (the head start already trimmed at initialisation): nothing.
+        let empty = Reading {
+            device_free: None,
+            reserved: 0,
+            used: 0,
+        };
+        assert!(!g.needs_device_free(ms(0), false, 0, 0));
+        assert_eq!(g.tick(ms(0), false, empty), Decision::Nothing);
+        assert_eq!(g.next_look(ms(0), false), NOTHING_DUE);
+        // Used: 64 MiB freed into the pool; every look reads free memory while it holds it.
+        let cached = Reading {
+            device_free: Some(100 * GIB),
+            reserved: 64 << 20,
+            used: 0,
+        };
+        assert!(g.needs_device_free(ms(5000), true, cached.reserved, 0));
+        assert_eq!(g.tick(ms(5000), true, cached), Decision::Nothing);
+        assert_eq!(g.next_look(ms(5000), true), p.poll);
+        assert_eq!(
+            g.tick(ms(6000), false, cached),
+            Decision::Trim {
+                keep: 0,
+                why: TrimReason::Idle
+            }
+        );
+        // Trimmed: no reading and no look until the next allocation or free.
+        assert!(!g.needs_device_free(ms(6100), false, 0, 0));
+        g.tick(ms(6100), false, empty);
+        assert_eq!(g.next_look(ms(6100), false), NOTHING_DUE);
     }
 
     /// A pool whose readings are counted.

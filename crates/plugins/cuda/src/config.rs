@@ -33,9 +33,14 @@ pub struct CudaConfig {
     /// `OMPTARGET_RS_CUDA_MEMORY_POOL=0` turns stream-ordered allocation off (for comparison).
     pub use_memory_pool: bool,
     /// `OMPTARGET_RS_CUDA_POOL_PREALLOCATE`: bytes allocated from the memory pool and freed
-    /// again at device initialisation, so that the pool's first growth (its physical mapping,
-    /// measured at ~0.3 ms per MiB on an H200) is not paid inside the program's constructs.
+    /// again at device initialisation, then trimmed to `pool_idle_keep`, so that the pool's
+    /// first growth is not paid inside the program's constructs: on an H200 a fresh pool's first
+    /// 64 MiB took 8.7 ms, growing back after a trim ~0.3 ms (docs/GPU.md).
     pub pool_preallocate: usize,
+    /// `OMPTARGET_RS_CUDA_POOL_IDLE_KEEP`: bytes the pool keeps while idle, from initialisation
+    /// on and after each idle trim (0: an idle pool holds nothing and its governor sleeps until
+    /// the next allocation; see pool.rs).
+    pub pool_idle_keep: u64,
     /// `OMPTARGET_RS_CUDA_RECORD_VA`: the address a recording's region is asked for first
     /// (0: anywhere). The driver's own choice is the same low address in every process, where
     /// a replaying process's memory pool may already lie; one far from those is free.
@@ -89,6 +94,7 @@ impl Default for CudaConfig {
             pack_copies: true,
             info: 0,
             pool_preallocate: 256 << 20,
+            pool_idle_keep: 0,
             record_va: 0x6000_0000_0000,
             staging_limit: 512 << 20,
             staging_threads: 0,

@@ -154,8 +154,10 @@ impl CudaDevice {
                 )
             })?;
             if config.pool_preallocate > 0 {
-                // Grow the pool now; with the raised release threshold the memory stays mapped
-                // for the program's allocations. Failure only means no head start.
+                // Grow the pool now, then give back all but what an idle pool keeps: a fresh
+                // pool's first growth costs milliseconds, growing it back after a trim a tenth
+                // of that, and a process that has not allocated yet holds nothing another may
+                // need. Failure only means no head start.
                 if let Ok(s) = driver::create_stream() {
                     let mut p: CUdeviceptr = 0;
                     let _ = call("cuMemAllocAsync", || unsafe {
@@ -165,6 +167,11 @@ impl CudaDevice {
                     .and_then(|_| {
                         call("cuStreamSynchronize", || unsafe {
                             sys::cuStreamSynchronize(s)
+                        })
+                    })
+                    .and_then(|_| {
+                        call("cuMemPoolTrimTo", || unsafe {
+                            sys::cuMemPoolTrimTo(pool, config.pool_idle_keep as usize)
                         })
                     });
                     let _ = call("cuStreamDestroy", || unsafe { sys::cuStreamDestroy_v2(s) });
@@ -182,8 +189,7 @@ impl CudaDevice {
         // How the host waits for the device (wait.rs); the pool's settles borrow its events.
         let waiter = Arc::new(wait::Waiter::new(config.spin_us));
         let pool = pool.map(|(handle, release_threshold)| {
-            let mut policy =
-                PoolPolicy::for_device(total_memory as u64, config.pool_preallocate as u64);
+            let mut policy = PoolPolicy::for_device(total_memory as u64, config.pool_idle_keep);
             policy.idle = std::time::Duration::from_millis(config.pool_idle_ms);
             policy.oom_wait = std::time::Duration::from_millis(config.oom_wait_ms);
             if let Some(w) = config.pool_low_water {

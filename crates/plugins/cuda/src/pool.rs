@@ -159,7 +159,9 @@ impl Pool {
         // An idle pool is looked at only when something is due (Governor::next_look), not at
         // every poll: each wake-up of this thread costs CPU (~50 µs on the H200 VMs: a
         // one-second kernel alone in a process measured ~0.6 ms of it a second at every poll).
-        let mut sleep = self.policy.poll;
+        // The first look is at once, while the device initialises: it learns what the pool
+        // holds, so that a pool with nothing due is not woken again until it is used.
+        let mut sleep = Duration::ZERO;
         while !self.stop.load(Ordering::Acquire) {
             if sleep > self.policy.poll {
                 self.dozing.store(true, Ordering::SeqCst);

@@ -58,14 +58,19 @@ struct Feeder<'a> {
 }
 
 impl Feeder<'_> {
-    /// Thread 0's feeding at its iteration `i` of its share (None before and after it): in the
-    /// fixed row the region that is due, if any; else, after counting finished regions, regions
-    /// until the window is full.
+    /// Thread 0's feeding at its iteration `i` of its share (None before and after it), as
+    /// `beside_feed` in gpu_scenarios.c: in the fixed row the region that is due, if any (the
+    /// first before the share, one at every `every`-th later iteration, the rest after it); else,
+    /// before and after the share and every 64 iterations, regions until the window is full
+    /// (finished ones counted first).
     fn feed(&mut self, i: Option<usize>) -> Result<(), String> {
         if let Some(every) = self.every {
-            if self.issued < BESIDE_FIXED && i.is_none_or(|i| i % every == 0) {
+            if self.issued < BESIDE_FIXED && i.is_none_or(|i| i > 0 && i % every == 0) {
                 self.issue()?;
             }
+            return Ok(());
+        }
+        if i.is_some_and(|i| i & 63 != 0) {
             return Ok(());
         }
         self.done()?;
@@ -136,15 +141,8 @@ fn host_loop(
         let start = mine.start;
         let mut acc = 0;
         for i in mine {
-            let at = i - start;
-            if let Some(f) = feeder.as_deref_mut()
-                && (if f.every.is_some() {
-                    at > 0
-                } else {
-                    at & 63 == 0
-                })
-            {
-                f.feed(Some(at))?;
+            if let Some(f) = feeder.as_deref_mut() {
+                f.feed(Some(i - start))?;
             }
             acc ^= chain(i);
         }
@@ -258,8 +256,9 @@ mod tests {
         for row in [super::BESIDE, super::BESIDE_FIXED_ROW] {
             assert!(c.contains(&format!("beside_report(\"{row}\", ")));
         }
-        assert!(c.contains("(beside_fixed ? i > 0 : (i & 63) == 0)) beside_feed(i);"));
-        assert!(c.contains("i < 0 || i % beside_every == 0"));
+        assert!(c.contains("if (feeder) beside_feed(i);"));
+        assert!(c.contains("i < 0 || (i > 0 && i % beside_every == 0)"));
+        assert!(c.contains("if (i > 0 && (i & 63) != 0) return;"));
         assert!(c.contains("n / nth / BESIDE_FIXED"));
         assert!(c.contains("for (int k = 0; k < 1000; ++k)"));
         // kernel1s: at most 3 repetitions in both.

@@ -35,7 +35,7 @@ pub struct CudaConfig {
     /// `OMPTARGET_RS_CUDA_POOL_PREALLOCATE`: bytes allocated from the memory pool and freed
     /// again at device initialisation, then trimmed to `pool_idle_keep`, so that the pool's
     /// first growth is not paid inside the program's constructs: on an H200 a fresh pool's first
-    /// 64 MiB took 8.7 ms, growing back after a trim ~0.3 ms (docs/GPU.md).
+    /// 64 MiB took 8.7 ms, growing them back after a trim ~0.35 ms (docs/GPU.md).
     pub pool_preallocate: usize,
     /// `OMPTARGET_RS_CUDA_POOL_IDLE_KEEP`: bytes the pool keeps while idle, from initialisation
     /// on and after each idle trim (0: an idle pool holds nothing and its governor sleeps until

@@ -2,7 +2,9 @@
 // in a `// TOOL:` directive. It registers the device and target callbacks and prints one
 // line per callback, with everything that differs between runs replaced by stable names,
 // so that its output under our runtime and under LLVM 19's can be compared:
-//   host addresses      h1, h2, ... in order of first appearance
+//   host addresses      h1, h2, ... per host range an allocation (or association) names, in
+//                       order of appearance (h2+16 inside one); any other host address (the
+//                       runtime's own buffers, memory never mapped) hx
 //   device addresses    d1, d2, ... per allocation seen (d3+16 inside one), else g1, g2, ...;
 //                       without EMI (no end events, so no allocated addresses) just "dev"
 //   return addresses    FILE+0xOFFSET inside their module (the same binary in both runs)
@@ -84,11 +86,42 @@ static void name_dev(char *out, size_t n, uintptr_t p) {
   snprintf(out, n, "g%d", find_or_add(&globals, p));
 }
 
+// Host ranges the program mapped, as the allocations (and associations) name them: begin,
+// size. An address inside one is named after it; any other host address is the runtime's own
+// (an attached pointer's value, packed first-private arrays) or memory the program never
+// mapped, and its number would depend on where the runtime's buffers happen to lie.
+static struct {
+  uintptr_t begin;
+  size_t size;
+} ranges[MAXN];
+static int nranges;
+
+static void host_range(uintptr_t begin, size_t size) {
+  if (begin && nranges < MAXN) {
+    ranges[nranges].begin = begin;
+    ranges[nranges].size = size;
+    nranges++;
+    find_or_add(&hosts, begin);
+  }
+}
+
 static void name_host(char *out, size_t n, uintptr_t p) {
-  if (!p)
+  if (!p) {
     snprintf(out, n, "null");
-  else
-    snprintf(out, n, "h%d", find_or_add(&hosts, p));
+    return;
+  }
+  for (int i = nranges - 1; i >= 0; i--) {
+    uintptr_t b = ranges[i].begin;
+    if (p == b || (p > b && p < b + ranges[i].size)) {
+      int h = find_or_add(&hosts, b);
+      if (p == b)
+        snprintf(out, n, "h%d", h);
+      else
+        snprintf(out, n, "h%d+%lu", h, (unsigned long)(p - b));
+      return;
+    }
+  }
+  snprintf(out, n, "hx");
 }
 
 // The initial device's number (the host in data operations), asked once the runtime runs
@@ -310,6 +343,10 @@ static void data_op_line(const char *cb, const char *ep, const char *ids,
                          ompt_target_data_op_t k, void *src, int sd, void *dst, int dd,
                          size_t bytes, const void *code) {
   char s[64], ds[64], r[64], sdn[16], ddn[16];
+  know_initial_device();
+  if ((k == ompt_target_data_alloc || k == ompt_target_data_associate) &&
+      (sd == initial_device || sd < 0))
+    host_range((uintptr_t)src, bytes);
   name_addr(s, sizeof s, (uintptr_t)src, sd);
   name_addr(ds, sizeof ds, (uintptr_t)dst, dd);
   name_ra(r, sizeof r, code);

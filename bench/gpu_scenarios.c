@@ -108,8 +108,9 @@ static void counters_print(long regions, double wall_s) {
 
 /* The process's CPU time so far, user + system, of all its threads (the program's, libomp's
    and the runtime's helpers), in seconds. */
-/* With GPU_SCENARIOS_THREAD_CPU set: each thread's CPU time over a scenario's timed repetitions,
-   in µs, summed by thread name, printed on a `threads=` line after the scenario's line: which
+/* With GPU_SCENARIOS_THREAD_CPU set: each thread's CPU time over a scenario's timed repetitions
+   (a beside_ row's: over all its loops, alone and beside), in µs, summed by thread name,
+   printed on a `threads=` line after the scenario's line: which
    threads (the program's, libomp's, the runtime's, the driver's) take the CPU that cpu_us
    counts. The time on the CPU comes from /proc/self/task/TID/schedstat (ns); where the kernel
    has none, from the clock ticks of .../stat (user + system). */
@@ -518,6 +519,7 @@ static void beside_report(const char *name, int fixed) {
   double alone[64], beside[64], slow[64], during[64];
   beside_a = big; /* BESIDE_SLOTS x 4 MiB of the 1 GiB */
   beside_fixed = fixed;
+  threads_begin(); /* the threads= line: over the warm-up and every loop, alone and beside */
   for (int r = -1; r < reps; ++r) { /* r = -1: the warm-up of both */
     long d = 0;
     double a = beside_loop(n, 0, NULL), b = beside_loop(n, 1, &d);
@@ -531,6 +533,7 @@ static void beside_report(const char *name, int fixed) {
          name, alone[reps / 2], beside[reps / 2], slow[reps / 2], during[reps / 2], alone[0], beside[0], during[0],
          reps, n, omp_get_max_threads());
   fflush(stdout);
+  threads_print();
 }
 
 /* idle_alloc64MiB (only when named): the first region after an idle pause, as a program that

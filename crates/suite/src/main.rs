@@ -42,7 +42,8 @@ enum Command {
     /// Measures the raw floor of each GPU scenario of bench/gpu_scenarios.c: the same device
     /// work done directly with the CUDA driver API (prints `floor=NAME median_us=X ...
     /// cpu_us=Y`; the CPU floors `NAME_blocking_sync` wait with blocking-sync events; the rows
-    /// beside_nowait4MiB and beside_fixed4MiB print `floor=NAME alone_ms=... slowdown_pct=...`).
+    /// beside_nowait4MiB and beside_fixed4MiB print `floor=NAME alone_ms=... slowdown_pct=...`,
+    /// then `floor=NAME_pageable ...`: the same regions from pageable arrays copied on the host).
     Floor {
         /// Scenario names, comma-separated, or "all" (every one but the beside_ rows).
         #[arg(default_value = "all")]

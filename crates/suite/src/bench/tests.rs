@@ -286,3 +286,45 @@ fn floor_goals_compare_the_median_and_the_spread_of_ours_runs() {
         "goal floor nowait32x4MiB: ours/floor 1.60 (<= 2), spread 1.13 (<= 1.3): met\n"
     );
 }
+
+#[test]
+fn the_beside_table_shows_the_pinned_and_the_pageable_floor() {
+    let run = |p: f64| Beside {
+        alone_ms: 100.0,
+        beside_ms: 100.0 + p,
+        slowdown_pct: p,
+        regions_during: 32.0,
+    };
+    let mut ours = BesideRuns::new();
+    ours.insert("beside_fixed4MiB".into(), vec![run(10.0)]);
+    let mut llvm = BesideRuns::new();
+    llvm.insert("beside_fixed4MiB".into(), vec![run(12.0)]);
+    let floor = |name: &str, p: f64| crate::floor::Floor {
+        name: name.into(),
+        median_us: (100.0 + p) * 1e3,
+        slowdown_pct: Some(p),
+        ..Default::default()
+    };
+    let floors: BTreeMap<_, _> = [
+        floor("beside_fixed4MiB", 0.5),
+        floor("beside_fixed4MiB_pageable", 15.0),
+    ]
+    .into_iter()
+    .map(|f| (f.name.clone(), f))
+    .collect();
+    let t = node::beside_table(1, &llvm, &ours, Some(&floors));
+    let row = |label: &str| {
+        t.lines()
+            .map(cols)
+            .find(|c| c[0] == "beside_fixed4MiB" && c[1] == label)
+            .unwrap_or_else(|| panic!("no {label} row in\n{t}"))
+    };
+    assert_eq!(row("floor")[4], "0.50%");
+    assert_eq!(row("pageable")[4], "15.00%");
+    assert_eq!(row("pageable")[3], "115.000");
+    assert_eq!(row("ours")[4], "10.00%");
+    assert!(t.contains(
+        "goal beside beside_fixed4MiB: ours 10.00% (<= 5% and <= LLVM 19's 12.00%): MISSED"
+    ));
+    assert!(t.contains("bound beside beside_fixed4MiB: the pageable floor (only the host copies of pageable data a runtime must make) slows the loop 15.00%, ours 10.00%"));
+}

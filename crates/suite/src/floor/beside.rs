@@ -1,8 +1,13 @@
 //! The floors of the rows `beside_nowait4MiB` and `beside_fixed4MiB`: the CPU-bound host loop
 //! of gpu_scenarios.c on all cores, alone and beside driver regions fed from its thread 0
-//! (pinned memory, stream-ordered allocation, the fill kernel), and the loop's slowdown.
+//! (pinned memory, stream-ordered allocation, the fill kernel), and the loop's slowdown; and
+//! the same regions from pageable memory with only the host copies a runtime cannot avoid
+//! added (`_pageable`): what copying pageable data on the host costs the loop at the least.
 
 use super::*;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex};
 
 /// The row `beside_nowait4MiB` of gpu_scenarios.c: regions issued as fast as they complete.
 pub(super) const BESIDE: &str = "beside_nowait4MiB";
@@ -55,6 +60,107 @@ struct Feeder<'a> {
     /// Regions before this one are done (in issue order).
     oldest: usize,
     every: Option<usize>,
+    /// The pageable floor: regions go to these threads instead of being queued here.
+    copier: Option<&'a Copier>,
+}
+
+/// Threads of the pageable floor: as many as libomp's hidden helper threads, which run the
+/// `target nowait` regions of gpu_scenarios.c.
+const COPIERS: usize = 8;
+
+/// The host side of the pageable floor: what a runtime must do at the least for a
+/// `map(tofrom: 4 MiB)` of pageable memory. Each region is one job for one of [`COPIERS`]
+/// threads: copy the 4 MiB from the program's pageable array into the slot's pinned buffer,
+/// queue the driver's region from there, sleep on a blocking-sync event until it is done, and
+/// copy the 4 MiB back. Nothing polls and nothing else runs on the host: the two host copies
+/// are the whole CPU cost beyond the pinned floor.
+struct Copier {
+    /// Regions to run, and whether the floor is over.
+    jobs: Mutex<(VecDeque<usize>, bool)>,
+    ready: Condvar,
+    /// Per slot: 1 + the last region on it whose copy home has landed (0: none), as the
+    /// kernel's marker in gpu_scenarios.c.
+    landed: Vec<AtomicUsize>,
+    failed: Mutex<Option<String>>,
+    /// Addresses: the pinned buffers, the pageable arrays, the slots' streams and blocking
+    /// events (driver handles as numbers, so the threads may share them).
+    pinned: usize,
+    pageable: usize,
+    streams: Vec<usize>,
+    events: Vec<usize>,
+}
+
+impl Copier {
+    fn push(&self, k: usize) {
+        self.jobs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .0
+            .push_back(k);
+        self.ready.notify_one();
+    }
+
+    fn close(&self) {
+        self.jobs.lock().unwrap_or_else(|e| e.into_inner()).1 = true;
+        self.ready.notify_all();
+    }
+
+    fn next(&self) -> Option<usize> {
+        let mut j = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if let Some(k) = j.0.pop_front() {
+                return Some(k);
+            }
+            if j.1 {
+                return None;
+            }
+            j = self.ready.wait(j).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// One thread: runs regions until the floor is over.
+    fn work(&self, gpu: &Gpu) {
+        // SAFETY: makes the retained context current on this thread.
+        if let Err(e) = ck("cuCtxSetCurrent", unsafe { sys::cuCtxSetCurrent(gpu.ctx) }) {
+            self.fail(e);
+        }
+        while let Some(k) = self.next() {
+            if let Err(e) = self.region(gpu, k) {
+                self.fail(e);
+            }
+            // Counted even when it failed, so that nothing waits for it forever.
+            self.landed[k % BESIDE_SLOTS].store(k + 1, Ordering::Release);
+        }
+    }
+
+    fn fail(&self, e: String) {
+        self.failed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_or_insert(e);
+    }
+
+    fn region(&self, gpu: &Gpu, k: usize) -> Result<(), String> {
+        let slot = k % BESIDE_SLOTS;
+        let (st, ev) = (
+            self.streams[slot] as CUstream,
+            self.events[slot] as sys::CUevent,
+        );
+        let (p, h) = (self.pinned + slot * 4 * MIB, self.pageable + slot * 4 * MIB);
+        // SAFETY: both are 4 MiB slots of live buffers of BESIDE_SLOTS x 4 MiB, and only the
+        // thread running region k uses slot k % BESIDE_SLOTS (at most BESIDE_WINDOW < SLOTS
+        // regions are in flight).
+        unsafe { std::ptr::copy_nonoverlapping(h as *const u8, p as *mut u8, 4 * MIB) };
+        let a = alloc(4 * MIB, st)?;
+        h2d(a, p, 4 * MIB, st)?;
+        gpu.fill(a, 4 * MIB, st)?;
+        d2h(p, a, 4 * MIB, st)?;
+        free(a, st)?;
+        record_and_wait(ev, st)?;
+        // SAFETY: as above.
+        unsafe { std::ptr::copy_nonoverlapping(p as *const u8, h as *mut u8, 4 * MIB) };
+        Ok(())
+    }
 }
 
 impl Feeder<'_> {
@@ -81,6 +187,11 @@ impl Feeder<'_> {
     }
 
     fn issue(&mut self) -> Result<(), String> {
+        if let Some(c) = self.copier {
+            c.push(self.issued);
+            self.issued += 1;
+            return Ok(());
+        }
         let k = self.issued % BESIDE_SLOTS;
         let (st, h) = (self.streams[k], self.host + k * 4 * MIB);
         let a = alloc(4 * MIB, st)?;
@@ -95,10 +206,31 @@ impl Feeder<'_> {
 
     /// The regions done so far, counted in issue order.
     fn done(&mut self) -> Result<usize, String> {
-        while self.oldest < self.issued && event_done(self.events[self.oldest % BESIDE_SLOTS])? {
+        while self.oldest < self.issued && self.is_done(self.oldest)? {
             self.oldest += 1;
         }
         Ok(self.oldest)
+    }
+
+    fn is_done(&self, k: usize) -> Result<bool, String> {
+        match self.copier {
+            Some(c) => Ok(c.landed[k % BESIDE_SLOTS].load(Ordering::Acquire) > k),
+            None => event_done(self.events[k % BESIDE_SLOTS]),
+        }
+    }
+
+    /// Waits for every region issued (not timed).
+    fn finish(&mut self) -> Result<(), String> {
+        let Some(c) = self.copier else {
+            return self.streams.iter().try_for_each(|&st| sync(st));
+        };
+        while self.done()? < self.issued {
+            std::thread::sleep(std::time::Duration::from_micros(50));
+        }
+        match c.failed.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
     }
 }
 
@@ -113,7 +245,6 @@ fn host_loop(
     threads: usize,
     mut feeder: Option<&mut Feeder<'_>>,
 ) -> Result<(f64, usize), String> {
-    use std::sync::atomic::{AtomicUsize, Ordering};
     let finished = AtomicUsize::new(0);
     let t0 = Instant::now();
     let (end, during) = std::thread::scope(|sc| -> Result<(Instant, usize), String> {
@@ -166,14 +297,15 @@ fn host_loop(
         Ok((end, c1 - c0))
     })?;
     if let Some(f) = feeder {
-        f.streams.iter().try_for_each(|&st| sync(st))?;
+        f.finish()?;
     }
     Ok(((end - t0).as_secs_f64(), during))
 }
 
 /// The floor of `beside_nowait4MiB` (`fixed`: of `beside_fixed4MiB`): the host loop alone and
 /// beside the driver's regions, alternating, one warm-up of each first; the slowdown is the
-/// median of each repetition's beside/alone, as gpu_scenarios.c reports it.
+/// median of each repetition's beside/alone, as gpu_scenarios.c reports it. `pageable`: the
+/// regions' data lies in pageable memory and [`Copier`]'s threads copy it (`NAME_pageable`).
 pub(super) fn beside(
     gpu: &Gpu,
     streams: &[CUstream],
@@ -181,36 +313,82 @@ pub(super) fn beside(
     scale: usize,
     print: bool,
     fixed: bool,
+    pageable: bool,
 ) -> Result<Floor, String> {
-    let name = if fixed { BESIDE_FIXED_ROW } else { BESIDE };
+    let row = if fixed { BESIDE_FIXED_ROW } else { BESIDE };
+    let name = if pageable {
+        format!("{row}{PAGEABLE}")
+    } else {
+        row.to_string()
+    };
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let n = scaled(BESIDE_WORK, scale);
     // As gpu_scenarios.c: thread 0's share (n / threads, rounded down) in BESIDE_FIXED parts.
     let every = fixed.then(|| (n / threads / BESIDE_FIXED).max(1));
     let host = pinned(BESIDE_SLOTS * 4 * MIB)?;
     let events: Vec<sys::CUevent> = (0..BESIDE_SLOTS)
-        .map(|_| event_new())
+        .map(|_| {
+            if pageable {
+                blocking_event()
+            } else {
+                event_new()
+            }
+        })
         .collect::<Result<_, _>>()?;
+    // The program's arrays, touched so that no page is first faulted in during the loop.
+    let arrays = if pageable {
+        vec![1u8; BESIDE_SLOTS * 4 * MIB]
+    } else {
+        Vec::new()
+    };
+    let copier = pageable.then(|| Copier {
+        jobs: Mutex::new((VecDeque::new(), false)),
+        ready: Condvar::new(),
+        landed: (0..BESIDE_SLOTS).map(|_| AtomicUsize::new(0)).collect(),
+        failed: Mutex::new(None),
+        pinned: host,
+        pageable: arrays.as_ptr() as usize,
+        streams: streams.iter().map(|&s| s as usize).collect(),
+        events: events.iter().map(|&e| e as usize).collect(),
+    });
     let (mut alone, mut beside, mut slow, mut during) = (vec![], vec![], vec![], vec![]);
-    for r in 0..=reps {
-        let (a, _) = host_loop(n, threads, None)?;
-        let mut f = Feeder {
-            gpu,
-            streams,
-            events: &events,
-            host,
-            issued: 0,
-            oldest: 0,
-            every,
-        };
-        let (b, d) = host_loop(n, threads, Some(&mut f))?;
-        if r > 0 {
-            alone.push(a * 1e3);
-            beside.push(b * 1e3);
-            slow.push((b / a - 1.0) * 100.0);
-            during.push(d as f64);
+    std::thread::scope(|sc| -> Result<(), String> {
+        if let Some(c) = &copier {
+            for _ in 0..COPIERS {
+                sc.spawn(|| c.work(gpu));
+            }
         }
-    }
+        let r = (0..=reps).try_for_each(|r| -> Result<(), String> {
+            let (a, _) = host_loop(n, threads, None)?;
+            if let Some(c) = &copier {
+                // Every region of the last loop has landed (finish): the threads are idle.
+                c.landed.iter().for_each(|l| l.store(0, Ordering::Relaxed));
+            }
+            let mut f = Feeder {
+                gpu,
+                streams,
+                events: &events,
+                host,
+                issued: 0,
+                oldest: 0,
+                every,
+                copier: copier.as_ref(),
+            };
+            let (b, d) = host_loop(n, threads, Some(&mut f))?;
+            if r > 0 {
+                alone.push(a * 1e3);
+                beside.push(b * 1e3);
+                slow.push((b / a - 1.0) * 100.0);
+                during.push(d as f64);
+            }
+            Ok(())
+        });
+        if let Some(c) = &copier {
+            c.close();
+        }
+        r
+    })?;
+    drop(arrays);
     let med = |v: &[f64]| crate::bench::median(v);
     let (a, b, p, d) = (med(&alone), med(&beside), med(&slow), med(&during));
     if print {
@@ -220,12 +398,15 @@ pub(super) fn beside(
         );
     }
     Ok(Floor {
-        name: name.into(),
+        name,
         median_us: b * 1e3,
         slowdown_pct: Some(p),
         ..Floor::default()
     })
 }
+
+/// The suffix of the beside rows' pageable floors.
+pub(super) const PAGEABLE: &str = "_pageable";
 
 #[cfg(test)]
 mod tests {

@@ -288,16 +288,20 @@ pub fn run(
             slowdown_pct: None,
         });
     }
+    // A beside row brings its pageable floor along (`NAME_pageable`).
     for (row, fixed) in [(BESIDE, false), (BESIDE_FIXED_ROW, true)] {
         if selected(which, row) {
-            out.push(beside(
-                &gpu,
-                &streams[..BESIDE_SLOTS],
-                reps,
-                scale,
-                print,
-                fixed,
-            )?);
+            for pageable in [false, true] {
+                out.push(beside(
+                    &gpu,
+                    &streams[..BESIDE_SLOTS],
+                    reps,
+                    scale,
+                    print,
+                    fixed,
+                    pageable,
+                )?);
+            }
         }
     }
     // The floor for the 64 B region does not depend on the runtime's memory manager.

@@ -28,9 +28,11 @@ pub fn ratio_lines(out: &str) -> Vec<&str> {
 }
 
 /// The goal lines of `omptarget-suite bench` (`goal cpu ...`, `goal beside ...`,
-/// `goal procsN ...`).
+/// `goal procsN ...`), and the bounds beside them (`bound beside ...`).
 pub fn goal_lines(out: &str) -> Vec<&str> {
-    out.lines().filter(|l| l.starts_with("goal ")).collect()
+    out.lines()
+        .filter(|l| l.starts_with("goal ") || l.starts_with("bound "))
+        .collect()
 }
 
 /// One command with its output merged (stdout then stderr as they come), capped by the
@@ -570,12 +572,15 @@ mod tests {
         assert_eq!(ratio_lines(out).len(), 2);
         // Only the time table's rows: the CPU table after it has ratios too.
         let both = format!(
-            "{out}\nCPU time per region\nempty    1.0    0.5    0.50x\ngoal cpu empty: ours/LLVM 0.50 (<= 1): met\n"
+            "{out}\nCPU time per region\nempty    1.0    0.5    0.50x\ngoal cpu empty: ours/LLVM 0.50 (<= 1): met\n  goal not at the start\nbound beside b: 15%\n"
         );
         assert_eq!(ratio_lines(&both).len(), 2);
         assert_eq!(
             goal_lines(&both),
-            ["goal cpu empty: ours/LLVM 0.50 (<= 1): met"]
+            [
+                "goal cpu empty: ours/LLVM 0.50 (<= 1): met",
+                "bound beside b: 15%"
+            ]
         );
         assert_eq!(
             named_goal("goal cpu kernel1s: ours/LLVM 1.13 (<= 1): MISSED", "alone"),

@@ -7,7 +7,8 @@
 // libomp's ompt_get_target_info and ompt_get_num_devices answer inside each callback.
 // Only what differs between runs of one binary is replaced:
 //   host addresses     h1, h2, ... per host range an allocation (or association) names (h2+16
-//                      inside one); any other host address (the runtime's own buffers) hx
+//                      inside one); any other host address (the runtime's own buffers) hx:
+//                      ompt_host_names.h
 //   device addresses   d1, d2, ... per allocation seen (d3+16 inside one), else g1, g2, ...;
 //                      without EMI end events (no allocated addresses) just "dev"
 //   return addresses   FILE+0xOFFSET inside their module (the same binary in both runs)
@@ -37,6 +38,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ompt_host_names.h"
+
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static int initial_device = -2, portable;
 static ompt_get_target_info_t get_target_info;
@@ -56,7 +59,7 @@ static int find_or_add(table_t *t, uintptr_t key) {
   return t->n;
 }
 
-static table_t hosts, globals, ras;
+static table_t globals, ras;
 static uint64_t next_task = 1, next_target_task = 4001, next_region = 1001, next_op = 2001,
                 next_submit = 3001;
 static int have_data_op_emi;
@@ -81,25 +84,6 @@ static void know_initial_device(void) {
   initial_device = f ? f() : -1;
 }
 
-// Host ranges the program mapped, as allocations (and associations) name them. An address
-// inside one is named after it (h2, h2+16); any other host address is the runtime's own (an
-// attached pointer's value, packed first-private arrays) or never mapped: hx, since its number
-// would depend on where the runtime's buffers happen to lie.
-static struct {
-  uintptr_t begin;
-  size_t size;
-} ranges[MAXN];
-static int nranges;
-
-static void host_range(uintptr_t begin, size_t size) {
-  if (begin && nranges < MAXN) {
-    ranges[nranges].begin = begin;
-    ranges[nranges].size = size;
-    nranges++;
-    find_or_add(&hosts, begin);
-  }
-}
-
 static void name_addr(char *out, size_t n, uintptr_t p, int device) {
   know_initial_device();
   if (!p) {
@@ -107,18 +91,7 @@ static void name_addr(char *out, size_t n, uintptr_t p, int device) {
     return;
   }
   if (device == initial_device || device < 0) {
-    for (int i = nranges - 1; i >= 0; i--) {
-      uintptr_t b = ranges[i].begin;
-      if (p == b || (p > b && p < b + ranges[i].size)) {
-        int h = find_or_add(&hosts, b);
-        if (p == b)
-          snprintf(out, n, "h%d", h);
-        else
-          snprintf(out, n, "h%d+%lu", h, (unsigned long)(p - b));
-        return;
-      }
-    }
-    snprintf(out, n, "hx");
+    host_name(out, n, p);
     return;
   }
   if (!have_data_op_emi) {
@@ -320,9 +293,7 @@ static void data_op_fields(char *out, size_t n, ompt_target_data_op_t k, void *s
                            void *dst, int dd, size_t bytes, const void *code) {
   char s[64], d[64], r[96], info[96], sdn[16], ddn[16];
   know_initial_device();
-  if ((k == ompt_target_data_alloc || k == ompt_target_data_associate) &&
-      (sd == initial_device || sd < 0))
-    host_range((uintptr_t)src, bytes);
+  host_range_seen(k, (uintptr_t)src, sd, initial_device, bytes);
   name_addr(s, sizeof s, (uintptr_t)src, sd);
   name_addr(d, sizeof d, (uintptr_t)dst, dd);
   name_dev_num(sdn, sizeof sdn, sd);

@@ -4,7 +4,7 @@
 // so that its output under our runtime and under LLVM 19's can be compared:
 //   host addresses      h1, h2, ... per host range an allocation (or association) names, in
 //                       order of appearance (h2+16 inside one); any other host address (the
-//                       runtime's own buffers, memory never mapped) hx
+//                       runtime's own buffers, memory never mapped) hx: ompt_host_names.h
 //   device addresses    d1, d2, ... per allocation seen (d3+16 inside one), else g1, g2, ...;
 //                       without EMI (no end events, so no allocated addresses) just "dev"
 //   return addresses    FILE+0xOFFSET inside their module (the same binary in both runs)
@@ -31,6 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ompt_host_names.h"
+
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static int portable, emi = 1, noemi;
 static int initial_device = -1;
@@ -50,7 +52,7 @@ static int find_or_add(table_t *t, uintptr_t key) {
   return t->n;
 }
 
-static table_t hosts, ids, ras, globals, modules;
+static table_t ids, ras, globals, modules;
 static uint64_t next_task = 1, next_target_task = 1;
 
 // Live device allocations: begin, size, name.
@@ -86,44 +88,6 @@ static void name_dev(char *out, size_t n, uintptr_t p) {
   snprintf(out, n, "g%d", find_or_add(&globals, p));
 }
 
-// Host ranges the program mapped, as the allocations (and associations) name them: begin,
-// size. An address inside one is named after it; any other host address is the runtime's own
-// (an attached pointer's value, packed first-private arrays) or memory the program never
-// mapped, and its number would depend on where the runtime's buffers happen to lie.
-static struct {
-  uintptr_t begin;
-  size_t size;
-} ranges[MAXN];
-static int nranges;
-
-static void host_range(uintptr_t begin, size_t size) {
-  if (begin && nranges < MAXN) {
-    ranges[nranges].begin = begin;
-    ranges[nranges].size = size;
-    nranges++;
-    find_or_add(&hosts, begin);
-  }
-}
-
-static void name_host(char *out, size_t n, uintptr_t p) {
-  if (!p) {
-    snprintf(out, n, "null");
-    return;
-  }
-  for (int i = nranges - 1; i >= 0; i--) {
-    uintptr_t b = ranges[i].begin;
-    if (p == b || (p > b && p < b + ranges[i].size)) {
-      int h = find_or_add(&hosts, b);
-      if (p == b)
-        snprintf(out, n, "h%d", h);
-      else
-        snprintf(out, n, "h%d+%lu", h, (unsigned long)(p - b));
-      return;
-    }
-  }
-  snprintf(out, n, "hx");
-}
-
 // The initial device's number (the host in data operations), asked once the runtime runs
 // (not from device_initialize, which runs while the runtime registers its devices).
 static void know_initial_device(void) {
@@ -135,7 +99,7 @@ static void know_initial_device(void) {
 static void name_addr(char *out, size_t n, uintptr_t p, int device) {
   know_initial_device();
   if (device == initial_device || device < 0)
-    name_host(out, n, p);
+    host_name(out, n, p);
   else
     name_dev(out, n, p);
 }
@@ -344,9 +308,7 @@ static void data_op_line(const char *cb, const char *ep, const char *ids,
                          size_t bytes, const void *code) {
   char s[64], ds[64], r[64], sdn[16], ddn[16];
   know_initial_device();
-  if ((k == ompt_target_data_alloc || k == ompt_target_data_associate) &&
-      (sd == initial_device || sd < 0))
-    host_range((uintptr_t)src, bytes);
+  host_range_seen(k, (uintptr_t)src, sd, initial_device, bytes);
   name_addr(s, sizeof s, (uintptr_t)src, sd);
   name_addr(ds, sizeof ds, (uintptr_t)dst, dd);
   name_ra(r, sizeof r, code);

@@ -1,0 +1,52 @@
+// Names of host addresses for the OMPT test tools (ompt_tool.c, ompt_fields_tool.c), stable
+// from run to run and from runtime to runtime: an address inside a host range the program
+// mapped (as an allocation or association names it) is named after that range, h1, h2, ... in
+// order of first appearance (h2+16 inside one); any other host address is the runtime's own
+// (an attached pointer's value, packed first-private arrays) or memory never mapped, and is hx:
+// its number would depend on where the runtime's buffers happen to lie.
+#include <omp-tools.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define HOST_RANGES 4096
+static struct {
+  uintptr_t begin;
+  size_t size;
+  int number;
+} host_ranges[HOST_RANGES];
+static int n_host_ranges, host_numbers;
+
+// Records the host range that data operation `k` names, if it is an allocation or an
+// association from the host (`initial_device`: the host's device number, or -1 unknown).
+static void host_range_seen(ompt_target_data_op_t k, uintptr_t src, int src_device,
+                            int initial_device, size_t bytes) {
+  if (k != ompt_target_data_alloc && k != ompt_target_data_associate) return;
+  if (!(src_device == initial_device || src_device < 0) || !src) return;
+  if (n_host_ranges == HOST_RANGES) return;
+  int number = 0;
+  for (int i = n_host_ranges - 1; i >= 0 && !number; i--)
+    if (host_ranges[i].begin == src) number = host_ranges[i].number;
+  host_ranges[n_host_ranges].begin = src;
+  host_ranges[n_host_ranges].size = bytes;
+  host_ranges[n_host_ranges].number = number ? number : ++host_numbers;
+  n_host_ranges++;
+}
+
+static void host_name(char *out, size_t n, uintptr_t p) {
+  if (!p) {
+    snprintf(out, n, "null");
+    return;
+  }
+  for (int i = n_host_ranges - 1; i >= 0; i--) {
+    uintptr_t b = host_ranges[i].begin;
+    if (p == b || (p > b && p < b + host_ranges[i].size)) {
+      if (p == b)
+        snprintf(out, n, "h%d", host_ranges[i].number);
+      else
+        snprintf(out, n, "h%d+%lu", host_ranges[i].number, (unsigned long)(p - b));
+      return;
+    }
+  }
+  snprintf(out, n, "hx");
+}

@@ -13,6 +13,7 @@ use std::time::Instant;
 const MIB: usize = 1 << 20;
 
 mod beside;
+pub(crate) use beside::PAGEABLE;
 mod scenarios;
 pub use scenarios::run;
 

@@ -110,11 +110,9 @@ pub(super) fn beside_table(
                     .join(" ")
             );
         }
-        for (label, key) in [
-            ("floor", name.clone()),
-            ("pageable", format!("{name}_pageable")),
-        ] {
-            if let Some(f) = floors.and_then(|f| f.get(key.as_str()))
+        let pageable = format!("{name}{}", crate::floor::PAGEABLE);
+        for (label, key) in [("floor", name.as_str()), ("pageable", pageable.as_str())] {
+            if let Some(f) = floors.and_then(|f| f.get(key))
                 && let Some(p) = f.slowdown_pct
             {
                 let _ = writeln!(
@@ -129,7 +127,7 @@ pub(super) fn beside_table(
         if let (Some(&r), Some(p)) = (
             slow.get("ours"),
             floors
-                .and_then(|f| f.get(format!("{name}_pageable").as_str()))
+                .and_then(|f| f.get(pageable.as_str()))
                 .and_then(|f| f.slowdown_pct),
         ) {
             let _ = writeln!(

@@ -406,7 +406,7 @@ pub(super) fn beside(
 }
 
 /// The suffix of the beside rows' pageable floors.
-pub(super) const PAGEABLE: &str = "_pageable";
+pub(crate) const PAGEABLE: &str = "_pageable";
 
 #[cfg(test)]
 mod tests {

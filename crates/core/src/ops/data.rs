@@ -21,6 +21,11 @@ const WORD: usize = std::mem::size_of::<usize>();
 /// it. Inline for up to 32 items, so the hot path allocates nothing.
 pub(crate) type Taken = omptarget_plugin::words::Words<(EntryId, bool)>;
 
+/// The device address each item of a construct was entered at (by index; 0 for an item
+/// that found or created no mapping, or that is not entered), so that a region's launch
+/// does not look each of its arguments up in the table again. Inline for up to 32 items.
+pub(crate) type ItemTargets = omptarget_plugin::words::Words<usize>;
+
 /// How one item of a map clause is to be entered.
 #[derive(Clone, Copy)]
 struct Item {
@@ -206,7 +211,7 @@ impl Constructs<'_> {
         ai: &mut AsyncInfo,
     ) -> Result<()> {
         let mut taken = Taken::default();
-        let r = self.enter_construct(dev, args, ai, &mut taken);
+        let r = self.enter_construct(dev, args, ai, &mut taken, None);
         if r.is_err() {
             self.give_back(dev, &taken, ai);
         }
@@ -228,32 +233,36 @@ impl Constructs<'_> {
     }
 
     /// The entry of a construct without the rollback: its items, then the ATTACH entries
-    /// they leave for the end (clang 22, see `attach.rs`); records each reference it takes.
+    /// they leave for the end (clang 22, see `attach.rs`); records each reference it takes,
+    /// and in `tgts` (when given) the device address each item was entered at.
     pub(crate) fn enter_construct(
         &self,
         dev: &Device,
         args: &mut MapArgs<'_>,
         ai: &mut AsyncInfo,
         taken: &mut Taken,
+        tgts: Option<&mut ItemTargets>,
     ) -> Result<()> {
         if !attach::open(args, ai) {
-            return self.data_begin_items(dev, args, ai, taken);
+            return self.data_begin_items(dev, args, ai, taken, tgts);
         }
         let r = self
-            .data_begin_items(dev, args, ai, taken)
+            .data_begin_items(dev, args, ai, taken, tgts)
             .and_then(|()| self.attach_pending(dev, args, ai));
         attach::close(ai);
         r
     }
 
     /// [`Constructs::data_begin`] without the rollback and the ATTACH entries (also a mapper's
-    /// components); records each reference it takes.
+    /// components); records each reference it takes, and in `tgts` (when given) the device
+    /// address of each item's first byte (0 where none was found or the item was skipped).
     pub(crate) fn data_begin_items(
         &self,
         dev: &Device,
         args: &mut MapArgs<'_>,
         ai: &mut AsyncInfo,
         taken: &mut Taken,
+        mut tgts: Option<&mut ItemTargets>,
     ) -> Result<()> {
         if self.config.debug > 0 {
             debug_args(dev, args, "begin");
@@ -266,12 +275,17 @@ impl Constructs<'_> {
             ));
             return Err(e);
         }
+        if let Some(t) = tgts.as_deref_mut() {
+            for _ in 0..args.len() {
+                t.push(0);
+            }
+        }
         for i in 0..args.len() {
             let ty = args.ty(i);
             if args.mapper(i) != 0 {
-                if let Err(e) =
-                    with_components(args, i, |sub| self.data_begin_items(dev, sub, ai, taken))
-                {
+                if let Err(e) = with_components(args, i, |sub| {
+                    self.data_begin_items(dev, sub, ai, taken, None)
+                }) {
                     report(format_args!(
                         "Call to targetDataBegin via targetDataMapper for custom mapper failed."
                     ));
@@ -339,6 +353,9 @@ impl Constructs<'_> {
                 // Nothing mapped and nothing created (a zero-length item, such as the pointer
                 // of `use_device_ptr`, on unmapped data).
                 trace::empty_mapping(self.info_level(), dev.id, args.name(i));
+            }
+            if let Some(t) = tgts.as_deref_mut() {
+                t.as_mut_slice()[i] = tgt;
             }
             // use_device_ptr / use_device_addr: the device address of the base. A lookup that
             // finds no mapping keeps the host address, which the program asserts is valid on

@@ -115,7 +115,8 @@ impl Constructs<'_> {
         // the table held. A failure is left to the first use, which reports it as before.
         let _ = ai.queue();
         let mut taken = super::data::Taken::default();
-        if let Err(e) = self.enter_construct(dev, args, ai, &mut taken) {
+        let mut tgts = super::data::ItemTargets::default();
+        if let Err(e) = self.enter_construct(dev, args, ai, &mut taken, Some(&mut tgts)) {
             self.give_back(dev, &taken, ai);
             report(format_args!(
                 "Call to targetDataBegin failed, abort target."
@@ -142,6 +143,7 @@ impl Constructs<'_> {
             dev,
             host_ptr,
             args,
+            tgts.as_slice(),
             found.id,
             found.name,
             config,
@@ -177,13 +179,16 @@ impl Constructs<'_> {
     }
 
     /// The launch half of a region whose data is mapped: kernel arguments (private copies go
-    /// into `privates`, which the caller frees whatever happens), then the launch.
+    /// into `privates`, which the caller frees whatever happens), then the launch. `tgts`:
+    /// the device address each item was entered at (the entry half's lookups), 0 where the
+    /// table must say.
     #[allow(clippy::too_many_arguments)]
     fn launch_mapped(
         &self,
         dev: &Device,
         host_ptr: usize,
         args: &MapArgs<'_>,
+        tgts: &[usize],
         kernel: omptarget_plugin::KernelId,
         name: &'static str,
         config: &LaunchConfig,
@@ -267,17 +272,13 @@ impl Constructs<'_> {
                     // SAFETY: for PTR_AND_OBJ the base is the address of a host pointer.
                     base = unsafe { std::ptr::read_unaligned(base as *const usize) };
                 }
-                let table = dev.table.lock();
-                let l = table.lookup(begin, size);
-                let tgt = match l.entry.filter(|_| l.contained || l.is_extension()) {
-                    Some(id) => {
-                        let e = table.get(id).expect("live entry");
-                        trace::mapping_looked_up(info, dev.id, e, begin, size);
-                        e.tgt_ptr(begin)
-                    }
-                    // Nothing mapped (a zero-length section): the pointer keeps its host
-                    // value (OpenMP 5.2 §5.8.6), as LLVM 19 does.
-                    None => begin,
+                // The entry half found or made the item's mapping, and the construct's
+                // reference keeps it (and its device address) until the exit half: its
+                // address stands. The table is asked where it gave none, or to trace.
+                let entered = tgts.get(i).copied().filter(|&t| t != 0 && info == 0);
+                let tgt = match entered {
+                    Some(t) => t,
+                    None => self.looked_up_target(dev, begin, size, info),
                 };
                 words.push(tgt.wrapping_add(base.wrapping_sub(begin)));
             }
@@ -348,6 +349,23 @@ impl Constructs<'_> {
             });
         }
         Ok(())
+    }
+
+    /// The device address of a kernel argument's host range `[begin, begin + size)`, from the
+    /// table (traced as LLVM traces the lookup); `begin` itself when nothing is mapped there
+    /// (a zero-length section: the pointer keeps its host value, OpenMP 5.2 §5.8.6, as LLVM
+    /// 19 does).
+    fn looked_up_target(&self, dev: &Device, begin: usize, size: usize, info: u32) -> usize {
+        let table = dev.table.lock();
+        let l = table.lookup(begin, size);
+        match l.entry.filter(|_| l.contained || l.is_extension()) {
+            Some(id) => {
+                let e = table.get(id).expect("live entry");
+                trace::mapping_looked_up(info, dev.id, e, begin, size);
+                e.tgt_ptr(begin)
+            }
+            None => begin,
+        }
     }
 
     /// The launch of a device that records or replays (`record.rs`): a recording writes its

@@ -75,7 +75,7 @@ enum Probe {
     },
     /// Whether the CUDA plugin would see compute-sanitizer attached (batching off).
     Sanitizer,
-    /// 16 copies of 1 KiB each way around a kernel, five ways (see probe.rs): per-region times.
+    /// 16 copies of 1 KiB each way around a kernel, seven ways (see probe.rs): per-region times.
     SmallCopies {
         #[arg(default_value_t = 1000)]
         iters: usize,

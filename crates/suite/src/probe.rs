@@ -7,7 +7,7 @@
 //!   `compute-sanitizer --tool initcheck`: a report for the batched form only means the tool
 //!   does not see what the batch writes, and a user's sanitizer run must not report one.
 //! - `sanitizer`: whether the runtime's compute-sanitizer detection fires in this process.
-//! - `small-copies [ITERS] [REPS]`: the 16 × 1 KiB region's copies done five ways (see
+//! - `small-copies [ITERS] [REPS]`: the 16 × 1 KiB region's copies done seven ways (see
 //!   `small_copies`), per-region times: what the hardware allows for many small copies.
 //! - `va [HINT...]`: where the driver puts reservations and allocations in a fresh process and
 //!   whether it honours a requested address (a replay needs its recording's addresses back).
@@ -197,7 +197,7 @@ fn shuttle(arrays: &mut [f64], spans: &[(usize, usize, usize)], to_pinned: bool)
     }
 }
 
-/// `small-copies`: the `16 arrays × 1 KiB tofrom` region's device work, done six
+/// `small-copies`: the `16 arrays × 1 KiB tofrom` region's device work, done seven
 /// ways from a pinned staging buffer the program's arrays are first copied into, to find what
 /// the hardware allows for many small copies per region: `none` (the kernel and the
 /// synchronisation only), `plain` (one `cuMemcpy*Async` per array and direction), `batch`
@@ -205,8 +205,10 @@ fn shuttle(arrays: &mut [f64], spans: &[(usize, usize, usize)], to_pinned: bool)
 /// the whole staging buffer with a table of the pieces, then a scatter kernel; a gather kernel
 /// and one copy back), `zero-copy` (scatter and gather kernels that read and write the
 /// mapped pinned buffer directly) and `zero-copy-scattered` (the same with each array in a
-/// pinned page of its own each way, as the runtime's pool gives small copies). Each mode
-/// checks its result.
+/// pinned page of its own each way, as the runtime's pool gives small copies), and
+/// `contiguous` (the blocks adjacent in one device allocation, laid out as the staging
+/// buffer: one `cuMemcpyHtoDAsync` and one `cuMemcpyDtoHAsync` of all 16 KiB, no copy
+/// kernel). Each mode checks its result.
 pub fn small_copies(iters: usize, reps: usize) -> Result<(), String> {
     const K: usize = 16;
     const BYTES: usize = 1024;
@@ -218,8 +220,22 @@ pub fn small_copies(iters: usize, reps: usize) -> Result<(), String> {
     let staging_len = data_off + K * BYTES;
     let host = pinned(staging_len)?;
     let dev_staging = alloc(staging_len, s)?;
-    let blocks: Vec<CUdeviceptr> = (0..K).map(|_| alloc(BYTES, s)).collect::<Result<_, _>>()?;
+    let separate: Vec<CUdeviceptr> = (0..K).map(|_| alloc(BYTES, s)).collect::<Result<_, _>>()?;
+    // `contiguous`: the K blocks side by side in one allocation.
+    let slab = alloc(K * BYTES, s)?;
+    let adjacent: Vec<CUdeviceptr> = (0..K).map(|k| slab + (k * BYTES) as u64).collect();
     sync(s)?;
+    // Where the pool put K blocks allocated one after another: how many follow the one
+    // before at once (what a single copy of the lot would need).
+    let follows = separate
+        .windows(2)
+        .filter(|w| w[1] == w[0] + BYTES as u64)
+        .count();
+    println!(
+        "probe=small-copies separate-blocks={K} adjacent-pairs={follows} first={:#x} last={:#x}",
+        separate[0],
+        separate[K - 1]
+    );
     // The program's arrays (pageable).
     let mut arrays = vec![0f64; K * BYTES / 8];
     // SAFETY: `host` is a live pinned buffer of `staging_len` bytes; each table is K triples.
@@ -237,8 +253,14 @@ pub fn small_copies(iters: usize, reps: usize) -> Result<(), String> {
         "staged-kernel",
         "zero-copy",
         "zero-copy-scattered",
+        "contiguous",
     ] {
         let scattered = mode == "zero-copy-scattered";
+        let blocks = if mode == "contiguous" {
+            &adjacent
+        } else {
+            &separate
+        };
         // The tables: through the device staging area, or the pinned buffer itself.
         let base = if mode.starts_with("zero-copy") {
             host as u64
@@ -274,7 +296,8 @@ pub fn small_copies(iters: usize, reps: usize) -> Result<(), String> {
                             crate::floor::h2d(b, host + data_off + k * BYTES, BYTES, s)?;
                         }
                     }
-                    "batch" => batch(&blocks, host + data_off, BYTES, true, s)?,
+                    "batch" => batch(blocks, host + data_off, BYTES, true, s)?,
+                    "contiguous" => crate::floor::h2d(slab, host + data_off, K * BYTES, s)?,
                     "staged-kernel" => {
                         crate::floor::h2d(dev_staging, host, staging_len, s)?;
                         gpu.launch(gpu.copyk, K as u32, 128, &mut [dev_staging as usize], s)?;
@@ -291,7 +314,8 @@ pub fn small_copies(iters: usize, reps: usize) -> Result<(), String> {
                             crate::floor::d2h(host + data_off + k * BYTES, b, BYTES, s)?;
                         }
                     }
-                    "batch" => batch(&blocks, host + data_off, BYTES, false, s)?,
+                    "batch" => batch(blocks, host + data_off, BYTES, false, s)?,
+                    "contiguous" => crate::floor::d2h(host + data_off, slab, K * BYTES, s)?,
                     "staged-kernel" => {
                         let t = dev_staging as usize + TABLE;
                         gpu.launch(gpu.copyk, K as u32, 128, &mut [t], s)?;

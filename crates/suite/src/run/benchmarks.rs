@@ -327,7 +327,7 @@ pub fn perf(ctx: &Ctx) {
     }
 
     show(
-        "-- 16 x 1 KiB: the device work five ways through the driver (omptarget-suite probe small-copies)",
+        "-- 16 x 1 KiB: the device work in each way through the driver (omptarget-suite probe small-copies)",
     );
     let r = step.run(&ctx.exe, &["probe", "small-copies"], None, &[], 120);
     show(r.stdout.trim_end());

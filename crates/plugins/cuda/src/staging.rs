@@ -373,30 +373,62 @@ impl Staging {
         }
     }
 
-    /// Room for a copy of `size` bytes (at most [`PACKED`]) in `stream`'s arena, until the
-    /// stream completes, or `None` when no pinned memory can be had.
-    fn packed(&self, stream: usize, size: usize) -> Result<Option<usize>> {
+    /// A small copy (at most [`PACKED`] bytes) between `device` and the program's `host`
+    /// memory through `stream`'s arena, in one visit to the stream's shard: room in the arena
+    /// (a new arena, taken from the pool without the shard's lock, when it has none left),
+    /// the program's bytes copied in (to the device), the copy batched, its landing recorded
+    /// (to the host). The arena stays the stream's until the stream completes. `false`
+    /// (nothing done) when no pinned memory can be had. A region of 16 small arrays visited
+    /// the shard twice per copy.
+    fn queue_packed(
+        &self,
+        stream: usize,
+        to_device: bool,
+        device: usize,
+        host: usize,
+        size: usize,
+    ) -> Result<bool> {
         let need = size.next_multiple_of(PACK_ALIGN);
-        {
-            let mut pending = self.shard(stream).streams.lock();
-            if let Some(a) = pending.get_mut(&stream).and_then(|ps| ps.arena.as_mut())
-                && a.used + need <= ARENA
-            {
-                a.used += need;
-                return Ok(Some(a.slot.buf + a.used - need));
+        // Loaded (once) before the lock, as in `queue_small`.
+        self.copy_kernel.prepare(self.ctx as CUcontext);
+        let shard = self.shard(stream);
+        let mut fresh: Option<Slot> = None;
+        loop {
+            let mut pending = shard.streams.lock();
+            let ps = pending.entry(stream).or_default();
+            if ps.arena.as_ref().is_none_or(|a| a.used + need > ARENA) {
+                let Some(slot) = fresh.take() else {
+                    drop(pending);
+                    // A new arena, taken without the shard's lock (the pool has its own).
+                    match self.take(ARENA, size, false)? {
+                        Some(slot) => fresh = Some(slot),
+                        None => return Ok(false),
+                    }
+                    continue;
+                };
+                if let Some(full) = ps.arena.replace(Arena { slot, used: 0 }) {
+                    ps.release.push(full.slot);
+                }
             }
+            let a = ps.arena.as_mut().expect("an arena with room");
+            let buf = a.slot.buf + a.used;
+            a.used += need;
+            let queued = if to_device {
+                // 2 KiB at most, under the shard's lock (one stream's in 64).
+                copy_bytes(buf, host, size);
+                self.batch_small(shard, ps, stream, true, device, buf, size)
+            } else {
+                ps.landings.push([(host, size, Slot::packed(buf))], false);
+                self.batch_small(shard, ps, stream, false, buf, device, size)
+            };
+            drop(pending);
+            // Another thread of the stream installed an arena meanwhile: ours goes back
+            // (after the shard's lock: the pool's is never taken under it).
+            if let Some(slot) = fresh {
+                self.give_back([slot]);
+            }
+            return queued.map(|()| true);
         }
-        // A new arena, taken without the shard's lock (the pool has its own).
-        let Some(slot) = self.take(ARENA, size, false)? else {
-            return Ok(None);
-        };
-        let at = slot.buf;
-        let mut pending = self.shard(stream).streams.lock();
-        let ps = pending.entry(stream).or_default();
-        if let Some(full) = ps.arena.replace(Arena { slot, used: need }) {
-            ps.release.push(full.slot);
-        }
-        Ok(Some(at))
     }
 
     /// Queues a copy of `size` bytes from pageable `src` to `dst` on the device.
@@ -412,10 +444,9 @@ impl Staging {
             })
         };
         if (1..=self.packed_max).contains(&size)
-            && let Some(buf) = self.packed(stream, size)?
+            && self.queue_packed(stream, true, dst, src, size)?
         {
-            copy_bytes(buf, src, size);
-            return self.queue_small(stream, true, dst, buf, size, |_| {});
+            return Ok(());
         }
         if size <= SMALL
             && let Some(slot) = self.take(size, size, false)?
@@ -501,11 +532,9 @@ impl Staging {
             })
         };
         if (1..=self.packed_max).contains(&size)
-            && let Some(buf) = self.packed(s as usize, size)?
+            && self.queue_packed(s as usize, false, src, dst, size)?
         {
-            return self.queue_small(s as usize, false, buf, src, size, |ps| {
-                ps.landings.push([(dst, size, Slot::packed(buf))], false)
-            });
+            return Ok(());
         }
         if size <= SMALL
             && let Some(slot) = self.take(size, size, false)?

@@ -3,7 +3,7 @@
 //! anything else is queued on the stream), or one by one where the driver has no batches.
 //! Batches of several small copies go to the copy kernel instead (`copy_kernel.rs`).
 
-use super::{PerStream, Staging};
+use super::{PerStream, Shard, Staging};
 use crate::driver::{CUcontext, CUdeviceptr, CUstream, call};
 use cudarc::driver::sys;
 use omptarget_plugin::Result;
@@ -13,24 +13,47 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 pub(super) struct Batch {
     to_device: bool,
     dsts: Vec<CUdeviceptr>,
-    srcs: Vec<CUdeviceptr>,
-    sizes: Vec<usize>,
+    pub(super) srcs: Vec<CUdeviceptr>,
+    pub(super) sizes: Vec<usize>,
+    /// The lowest destination byte of the batch and one past the highest (`lo == hi`:
+    /// empty).
+    lo: usize,
+    hi: usize,
 }
 
 impl Batch {
     /// Whether a copy to device range `[dst, dst + size)` overlaps one in the batch (copies
-    /// in one batch may run in any order).
+    /// in one batch may run in any order). A range outside the batch's span overlaps
+    /// nothing and is not compared with each copy: a construct's copies, to blocks or
+    /// arena buffers allocated one after another, mostly lie above the span, and the check
+    /// made a batch of n copies cost n^2 / 2 comparisons.
     fn overlaps(&self, dst: usize, size: usize) -> bool {
+        if dst >= self.hi || dst + size <= self.lo {
+            return false;
+        }
         self.dsts
             .iter()
             .zip(&self.sizes)
             .any(|(&d, &n)| (d as usize) < dst + size && dst < d as usize + n)
     }
 
-    fn clear(&mut self) {
+    fn push(&mut self, dst: usize, src: usize, size: usize) {
+        if self.sizes.is_empty() {
+            (self.lo, self.hi) = (dst, dst + size);
+        } else {
+            self.lo = self.lo.min(dst);
+            self.hi = self.hi.max(dst + size);
+        }
+        self.dsts.push(dst as CUdeviceptr);
+        self.srcs.push(src as CUdeviceptr);
+        self.sizes.push(size);
+    }
+
+    pub(super) fn clear(&mut self) {
         self.dsts.clear();
         self.srcs.clear();
         self.sizes.clear();
+        (self.lo, self.hi) = (0, 0);
     }
 }
 
@@ -55,6 +78,22 @@ impl Staging {
         let mut pending = shard.streams.lock();
         let ps = pending.entry(stream).or_default();
         keep(ps);
+        self.batch_small(shard, ps, stream, to_device, dst, src, size)
+    }
+
+    /// Queues a small copy into `ps`'s batch (or at once without batching), with the lock of
+    /// `shard` (which holds `ps`) held.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn batch_small(
+        &self,
+        shard: &Shard,
+        ps: &mut PerStream,
+        stream: usize,
+        to_device: bool,
+        dst: usize,
+        src: usize,
+        size: usize,
+    ) -> Result<()> {
         let s = stream as CUstream;
         if !self.batching {
             return issue_one(to_device, dst as CUdeviceptr, src as CUdeviceptr, size, s);
@@ -65,9 +104,7 @@ impl Staging {
             self.issue_batch(&shard.batched, b, s)?;
         }
         b.to_device = to_device;
-        b.dsts.push(dst as CUdeviceptr);
-        b.srcs.push(src as CUdeviceptr);
-        b.sizes.push(size);
+        b.push(dst, src, size);
         shard.batched.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
@@ -173,5 +210,35 @@ fn issue_one(
         call("cuMemcpyDtoHAsync", || unsafe {
             sys::cuMemcpyDtoHAsync_v2(dst as *mut _, src, len, s)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Batch;
+
+    #[test]
+    fn overlaps_compares_inside_the_span_and_answers_outside_it() {
+        let mut b = Batch::default();
+        assert!(!b.overlaps(0x1000, 64), "an empty batch overlaps nothing");
+        b.push(0x2000, 0xa000, 0x100);
+        b.push(0x2400, 0xa100, 0x100);
+        assert!(b.overlaps(0x2000, 1), "the first byte");
+        assert!(b.overlaps(0x24ff, 0x10), "the last byte");
+        assert!(b.overlaps(0x1f00, 0x101), "reaching into the first copy");
+        assert!(!b.overlaps(0x2100, 0x300), "the gap between the copies");
+        assert!(!b.overlaps(0x2500, 0x100), "just above the span");
+        assert!(!b.overlaps(0x1f00, 0x100), "just below the span");
+        b.push(0x1000, 0xa200, 0x10);
+        assert!(
+            !b.overlaps(0x1010, 0xff0),
+            "between a copy pushed below and the span"
+        );
+        assert!(b.overlaps(0x100f, 1));
+        b.clear();
+        assert!(!b.overlaps(0x2000, 0x100), "cleared");
+        b.push(0x3000, 0xa000, 8);
+        assert!(!b.overlaps(0x2000, 0x100), "a new span after the clear");
+        assert!(b.overlaps(0x3004, 8));
     }
 }

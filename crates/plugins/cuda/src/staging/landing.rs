@@ -166,12 +166,14 @@ mod tests {
     use super::*;
 
     /// With `pack`, a stream's small copies take consecutive 64-byte-aligned places in one
-    /// arena, a new arena once it is full; a copy home from the arena lands like any other,
-    /// and every arena goes back to the pool when the stream completes (and nothing else: a
-    /// place in an arena is not a buffer). (No CUDA call: the pool holds fake arenas.)
+    /// arena (the program's bytes copied there, the copy batched), a new arena once it is
+    /// full; a copy home from the arena lands like any other, and every arena goes back to
+    /// the pool when the stream completes (and nothing else: a place in an arena is not a
+    /// buffer). (No CUDA call: the pool holds fake arenas, and the batch is emptied unissued.)
     #[test]
     fn small_copies_share_an_arena_until_the_stream_completes() {
         use crate::staging::{ARENA, PACK_ALIGN};
+        use std::sync::atomic::Ordering;
         let st = Staging::for_tests(1);
         let class = super::super::buffers::class_of(ARENA);
         let mut mem = vec![0u8; 3 * ARENA];
@@ -184,22 +186,46 @@ mod tests {
             });
         }
         let stream = 9;
-        let first = st.packed(stream, 32).unwrap().unwrap();
+        let program = [7u8; 2048];
+        let mut device = 0x1_0000_0000usize;
+        // Queues a copy of `size` program bytes to a device range of its own; its place.
+        let mut place = |size: usize| {
+            device += 4096;
+            let src = program.as_ptr() as usize;
+            assert!(st.queue_packed(stream, true, device, src, size).unwrap());
+            let pending = st.shard(stream).streams.lock();
+            *pending[&stream].batch.srcs.last().unwrap() as usize
+        };
+        let first = place(32);
         assert_eq!((first - base) % ARENA, 0, "an arena's start");
-        assert_eq!(st.packed(stream, 8).unwrap(), Some(first + PACK_ALIGN));
+        assert_eq!(mem[first - base..][..32], [7; 32], "the program's bytes");
+        assert_eq!(mem[first - base + 32], 0, "and no more");
+        assert_eq!(place(8), first + PACK_ALIGN);
         let mut last = 0;
         for _ in 2..ARENA / PACK_ALIGN {
-            last = st.packed(stream, PACK_ALIGN).unwrap().unwrap();
+            last = place(PACK_ALIGN);
         }
         assert_eq!(
             last,
             first + ARENA - PACK_ALIGN,
             "the arena is used to its end"
         );
-        let next = st.packed(stream, 2048).unwrap().unwrap();
+        let next = place(2048);
         assert_eq!((next - base) % ARENA, 0);
         assert_ne!(next, first, "a second arena");
         assert_eq!(st.pool.lock().free[class].len(), 1);
+        {
+            let shard = st.shard(stream);
+            let mut pending = shard.streams.lock();
+            let batch = &mut pending.get_mut(&stream).unwrap().batch;
+            assert_eq!(
+                batch.sizes.len(),
+                ARENA / PACK_ALIGN + 1,
+                "every copy batched"
+            );
+            batch.clear();
+            shard.batched.store(0, Ordering::Relaxed);
+        }
         // A copy home from the second arena.
         // SAFETY: `next` lies in `mem`, 2048 bytes reserved above.
         unsafe { std::ptr::write_bytes(next as *mut u8, 5, 4) };

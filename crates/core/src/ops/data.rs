@@ -280,6 +280,9 @@ impl Constructs<'_> {
                 t.push(0);
             }
         }
+        // A target region's plain items by base (a one-word filter): items that share one
+        // are checked against each other (`separate_sibling`).
+        let mut bases_seen = 0u64;
         for i in 0..args.len() {
             let ty = args.ty(i);
             if args.mapper(i) != 0 {
@@ -349,6 +352,18 @@ impl Constructs<'_> {
                     return Err(e);
                 }
             };
+            if tgts.is_some() && size > 0 && ty & (mt::MEMBER_OF | mt::PTR_AND_OBJ) == 0 {
+                let bit = base_bit(base);
+                if bases_seen & bit != 0
+                    && let Some(j) = self.separate_sibling(dev, args, i, ai)
+                {
+                    report_separate_siblings(args, j, i);
+                    return Err(Error::InvalidArgument(format!(
+                        "map items {j} and {i} share their base but not their storage"
+                    )));
+                }
+                bases_seen |= bit;
+            }
             if tgt == 0 && ty != 0 && ty & (mt::MEMBER_OF | mt::IMPLICIT) == 0 {
                 // Nothing mapped and nothing created (a zero-length item, such as the pointer
                 // of `use_device_ptr`, on unmapped data).
@@ -372,6 +387,59 @@ impl Constructs<'_> {
             }
         }
         Ok(())
+    }
+
+    /// An earlier item of a target region that shares item `i`'s base but not its storage:
+    /// both plain sections (no struct member, no pointer-and-object), `i` no kernel argument
+    /// of its own, in two mappings, at least one of them made by this construct. The kernel
+    /// receives one pointer for the base (clang passes the first such item as the argument)
+    /// and reaches the other item's elements through it, past the end of its device copy: OpenMP 5.2 §5.8.3 requires list
+    /// items with one containing array or base pointer, unless present already, to refer to
+    /// the same elements. (LLVM 19 maps the two apart: the kernel writes outside its copy,
+    /// results are lost or the program crashes.) Called only when the filter of bases says
+    /// an earlier item may share `i`'s.
+    fn separate_sibling(
+        &self,
+        dev: &Device,
+        args: &MapArgs<'_>,
+        i: usize,
+        ai: &AsyncInfo,
+    ) -> Option<usize> {
+        let plain = |k: usize| {
+            let ty = args.ty(k);
+            args.size(k) > 0
+                && args.mapper(k) == 0
+                && ty
+                    & (mt::MEMBER_OF
+                        | mt::PTR_AND_OBJ
+                        | mt::LITERAL
+                        | mt::PRIVATE
+                        | mt::ATTACH
+                        | mt::RETURN_PARAM)
+                    == 0
+        };
+        // An item that is a kernel argument has a pointer of its own (`map(p[0:2])
+        // map(q[4:4])` with `q == p` passes both). The filter's bit may be another base's:
+        // the bases are compared first, without the table.
+        if !plain(i)
+            || args.ty(i) & mt::TARGET_PARAM != 0
+            || !(0..i).any(|k| args.bases[k] == args.bases[i] && plain(k))
+        {
+            return None;
+        }
+        let table = dev.table.lock();
+        let made_here = |id: Option<EntryId>| {
+            id.and_then(|id| table.get(id).map(|e| ai.created_here(id, e.tgt_alloc)))
+                .unwrap_or(false)
+        };
+        let mine = table.containing(args.begins[i], args.size(i));
+        (0..i).find(|&k| {
+            if !plain(k) || args.bases[k] != args.bases[i] {
+                return false;
+            }
+            let theirs = table.containing(args.begins[k], args.size(k));
+            theirs != mine && (made_here(theirs) || made_here(mine))
+        })
     }
 
     /// Points the device copy of the pointer at `ptr_host` (device address `ptr_tgt`) at
@@ -676,6 +744,30 @@ impl Constructs<'_> {
 
 /// LLVM's message when data a `present` modifier requires is not mapped; `what` is
 /// `map type` or `motion`.
+/// The filter bit of a base address (one of 64, Fibonacci hashing).
+fn base_bit(base: usize) -> u64 {
+    1 << ((base as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58)
+}
+
+/// Items `first` and `second` of a target region share their base but not their storage
+/// (`Constructs::separate_sibling`).
+fn report_separate_siblings(args: &MapArgs<'_>, first: usize, second: usize) {
+    let item = |k: usize| {
+        format!(
+            "{} ({} bytes at {})",
+            var_name(args.name(k)),
+            args.size(k),
+            Addr(args.begins[k])
+        )
+    };
+    report(format_args!(
+        "map items {first} and {second} of a target region share the base {} but map separate storage: {} is not within the mapping of {}, which the kernel reaches both through; OpenMP requires such items, unless present already, to refer to the same elements (map the whole range in one item)",
+        Addr(args.bases[second]),
+        item(second),
+        item(first)
+    ));
+}
+
 fn not_present(what: &str, host: usize, size: usize) -> Error {
     message(format_args!(
         "device mapping required by 'present' {what} modifier does not exist for host address {} ({size} bytes)",

@@ -419,6 +419,31 @@ impl AsyncInfo {
         Ok(())
     }
 
+    /// [`AsyncInfo::mark_pending`] (when `pending`) and [`AsyncInfo::mark_use`] of an entry the
+    /// construct's entry half just found or made, with one search of the construct's marks.
+    pub(crate) fn mark_entered(
+        &mut self,
+        e: &mut crate::mapping::Entry,
+        id: EntryId,
+        pending: bool,
+    ) -> Result<()> {
+        let pending = pending && self.atomic;
+        let used = self.stream_ordered && e.owns_allocation;
+        if !pending && !used {
+            return Ok(());
+        }
+        if pending {
+            e.pending = Some(self.queue()?);
+        }
+        if used {
+            e.users += 1;
+        }
+        let m = self.mark(id, e.tgt_alloc);
+        m.pending |= pending;
+        m.uses += used as u32;
+        Ok(())
+    }
+
     /// This construct's mark on entry `id` (one per entry, however often it is touched).
     fn mark(&mut self, id: EntryId, alloc: usize) -> &mut Mark {
         let at = self.marks.find((id, alloc)).unwrap_or_else(|| {

@@ -172,12 +172,9 @@ impl Constructs<'_> {
             copied?;
         }
         let e = table.get_mut(id).expect("live entry");
-        if copy_in || is_new {
-            // Other queues that use the entry before this construct synchronises wait for its
-            // allocation and copy.
-            ai.mark_pending(e, id)?;
-        }
-        ai.mark_use(e, id);
+        // Other queues that use the entry before this construct synchronises wait for its
+        // allocation and copy (pending); the construct's queued work uses it.
+        ai.mark_entered(e, id, copy_in || is_new)?;
         Ok(tgt)
     }
 

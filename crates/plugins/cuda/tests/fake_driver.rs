@@ -1,0 +1,141 @@
+//! The plugin's host path end to end without a GPU: the fake driver of `tests/fakecuda`
+//! (copies made at once in host memory, the staging copy kernel emulated, other kernels not
+//! run) stands in for libcuda, and data goes to the device and back through every way the
+//! plugin stages pageable memory: small copies packed into a stream's arena and batched into
+//! one copy-kernel launch, a copy too large for the arena in a buffer of its own, whole-buffer
+//! and chunked copies, and copies filled by helper threads once staging pays. Each must
+//! bring back exactly the bytes it took.
+//!
+//! The driver is found through `LD_LIBRARY_PATH`, which the loader reads when the process
+//! starts: the test builds the fake (with the C compiler the conformance suite uses too) and
+//! runs itself again with the fake's folder in front.
+
+use omptarget_plugin::{AllocKind, CopyKind, Device, Plugin, QueueId};
+use omptarget_plugin_cuda::{CudaConfig, CudaPlugin};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const CHILD: &str = "OMPTARGET_RS_FAKE_CUDA_CHILD";
+
+/// Builds `tests/fakecuda/fakecuda.c` into `dir` as `libcuda.so.1` (and `libcuda.so`).
+fn build_fake(dir: &Path) {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../tests/fakecuda/fakecuda.c");
+    let lib = dir.join("libcuda.so.1");
+    let built = ["cc", "clang-19", "clang", "gcc"].iter().any(|cc| {
+        Command::new(cc)
+            .args(["-O1", "-shared", "-fPIC", "-o"])
+            .arg(&lib)
+            .arg(&source)
+            .arg("-lpthread")
+            .status()
+            .is_ok_and(|s| s.success())
+    });
+    assert!(built, "no C compiler built {}", source.display());
+    let link = dir.join("libcuda.so");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink("libcuda.so.1", &link).unwrap();
+}
+
+/// A byte pattern that differs from copy to copy and from offset to offset.
+fn pattern(seed: usize, len: usize) -> Vec<u8> {
+    (0..len)
+        .map(|i| (i.wrapping_mul(31) ^ seed.wrapping_mul(131) ^ (i >> 8)) as u8)
+        .collect()
+}
+
+/// Copies `srcs` to fresh device blocks and back into zeroed buffers on `q`, all queued
+/// before one synchronisation, and checks every byte.
+fn round_trip(dev: &dyn Device, q: QueueId, srcs: &[Vec<u8>]) {
+    let blocks: Vec<usize> = srcs
+        .iter()
+        .map(|s| dev.alloc(s.len(), AllocKind::Device, Some(q)).unwrap())
+        .collect();
+    for (s, &d) in srcs.iter().zip(&blocks) {
+        dev.copy(
+            CopyKind::HostToDevice,
+            d,
+            s.as_ptr() as usize,
+            s.len(),
+            Some(q),
+        )
+        .unwrap();
+    }
+    let mut backs: Vec<Vec<u8>> = srcs.iter().map(|s| vec![0u8; s.len()]).collect();
+    for (b, &d) in backs.iter_mut().zip(&blocks) {
+        dev.copy(
+            CopyKind::DeviceToHost,
+            b.as_mut_ptr() as usize,
+            d,
+            b.len(),
+            Some(q),
+        )
+        .unwrap();
+    }
+    dev.synchronize(q).unwrap();
+    for (k, (s, b)) in srcs.iter().zip(&backs).enumerate() {
+        assert!(s == b, "copy {k} of {} bytes came back different", s.len());
+    }
+    for d in blocks {
+        dev.free(d, AllocKind::Device, Some(q)).unwrap();
+    }
+}
+
+/// The body, in the process that runs on the fake driver.
+fn on_the_fake_driver() {
+    let plugin = CudaPlugin::new(CudaConfig::default());
+    assert_eq!(plugin.number_of_devices(), 1, "the fake driver's one GPU");
+    let dev = plugin.init_device(0).unwrap();
+    let q = dev.create_queue().unwrap();
+    // Small copies: one, then 16 of 1 KiB (one arena, one batch per direction: the copy
+    // kernel), then 40 of 2 KiB (past one 64 KiB arena into the next), odd sizes among them.
+    round_trip(&*dev, q, &[pattern(1, 64)]);
+    let small: Vec<Vec<u8>> = (0..16).map(|k| pattern(k, 1024)).collect();
+    round_trip(&*dev, q, &small);
+    let packed: Vec<Vec<u8>> = (0..40).map(|k| pattern(k, 2048 - 7 * (k % 3))).collect();
+    round_trip(&*dev, q, &packed);
+    // Larger than the arena's pieces: a buffer each; a whole 4 MiB buffer; 20 MiB in chunks.
+    round_trip(&*dev, q, &[pattern(2, 60_000), pattern(3, 4 << 20)]);
+    // Past 256 MiB of pageable traffic the large copies are staged (helpers fill the chunks
+    // of the 20 MiB ones): the same checks on that path.
+    for k in 0..8 {
+        round_trip(
+            &*dev,
+            q,
+            &[pattern(10 + k, 20 << 20), pattern(20 + k, 12 << 20)],
+        );
+    }
+    round_trip(&*dev, q, &small);
+    dev.destroy_queue(q).unwrap();
+    println!("fake driver: all copies came back");
+}
+
+#[test]
+fn pageable_copies_come_back_through_every_staging_path_on_the_fake_driver() {
+    if std::env::var_os(CHILD).is_some() {
+        on_the_fake_driver();
+        return;
+    }
+    let dir: PathBuf =
+        std::env::temp_dir().join(format!("omptarget-fakecuda-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    build_fake(&dir);
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "pageable_copies_come_back_through_every_staging_path_on_the_fake_driver",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD, "1")
+        .env("LD_LIBRARY_PATH", &dir)
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains("fake driver: all copies came back"),
+        "on the fake driver: {}\n{stdout}\n{stderr}",
+        out.status
+    );
+}

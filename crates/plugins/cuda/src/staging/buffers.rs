@@ -73,7 +73,7 @@ pub(super) struct Slot {
 }
 
 impl Slot {
-    /// A place in a stream's arena (staging.rs, `Staging::packed`): not a buffer of its own,
+    /// A place in a stream's arena (staging.rs, `Staging::queue_packed`): not a buffer of its own,
     /// so never given back (its arena is, when the stream completes).
     pub(super) fn packed(buf: usize) -> Self {
         Slot {

@@ -115,9 +115,9 @@ fn chunk_to_device(size: usize, i: usize) -> (usize, usize) {
     (off, len.min(size - off))
 }
 
-/// Copies up to this size are packed into their stream's arena ([`Staging::queue_packed`]) instead of
-/// taking a buffer each: a deep copy of 20,000 structs made 40,000 copies of 8 to 32 bytes in
-/// one construct, and a 4 KiB buffer each held 160 MiB of pinned memory (kept for the
+/// Copies up to this size are packed into their stream's arena ([`Staging::queue_packed`])
+/// instead of taking a buffer each: a deep copy of 20,000 structs made 40,000 copies of 8 to 32
+/// bytes in one construct, and a 4 KiB buffer each held 160 MiB of pinned memory (kept for the
 /// process's life; 470 MB of resident memory at 20,000 structs against LLVM 19's 222 MB).
 const PACKED: usize = 2048;
 /// The size of an arena buffer, and the alignment of each copy in it (the copy kernel moves

@@ -331,6 +331,7 @@ static void on_data_op_emi(ompt_scope_endpoint_t ep, ompt_data_t *target_task,
         allocs[i].live = 0;
         break;
       }
+  if (ep == ompt_scope_end) host_range_op_end(k, (uintptr_t)src, (uintptr_t)dst);
   pthread_mutex_unlock(&mu);
 }
 

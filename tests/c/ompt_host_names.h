@@ -3,7 +3,9 @@
 // mapped (as an allocation or association names it) is named after that range, h1, h2, ... in
 // order of first appearance (h2+16 inside one); any other host address is the runtime's own
 // (an attached pointer's value, packed first-private arrays) or memory never mapped, and is hx:
-// its number would depend on where the runtime's buffers happen to lie.
+// its number would depend on where the runtime's buffers happen to lie. A range whose device
+// block an EMI delete event frees names nothing after it (a later buffer of the runtime's own at
+// the same place is hx too); the range keeps its number for when it is mapped again.
 #include <omp-tools.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -14,6 +16,8 @@ static struct {
   uintptr_t begin;
   size_t size;
   int number;
+  uintptr_t device; // the block its allocation's end event gave it, 0 before that
+  int live;
 } host_ranges[HOST_RANGES];
 static int n_host_ranges, host_numbers;
 
@@ -30,7 +34,26 @@ static void host_range_seen(ompt_target_data_op_t k, uintptr_t src, int src_devi
   host_ranges[n_host_ranges].begin = src;
   host_ranges[n_host_ranges].size = bytes;
   host_ranges[n_host_ranges].number = number ? number : ++host_numbers;
+  host_ranges[n_host_ranges].device = 0;
+  host_ranges[n_host_ranges].live = 1;
   n_host_ranges++;
+}
+
+// At the end event of an EMI data operation: an allocation places the latest range begun at
+// `src` at device address `dst`; a delete (`src`: a device address) ends the range placed there.
+static void host_range_op_end(ompt_target_data_op_t k, uintptr_t src, uintptr_t dst) {
+  for (int i = n_host_ranges - 1; i >= 0; i--) {
+    if (!host_ranges[i].live) continue;
+    if (k == ompt_target_data_alloc && dst && host_ranges[i].begin == src &&
+        !host_ranges[i].device) {
+      host_ranges[i].device = dst;
+      return;
+    }
+    if (k == ompt_target_data_delete && src && host_ranges[i].device == src) {
+      host_ranges[i].live = 0;
+      return;
+    }
+  }
 }
 
 static void host_name(char *out, size_t n, uintptr_t p) {
@@ -39,6 +62,7 @@ static void host_name(char *out, size_t n, uintptr_t p) {
     return;
   }
   for (int i = n_host_ranges - 1; i >= 0; i--) {
+    if (!host_ranges[i].live) continue;
     uintptr_t b = host_ranges[i].begin;
     if (p == b || (p > b && p < b + host_ranges[i].size)) {
       if (p == b)

@@ -361,7 +361,10 @@ static void on_data_op_emi(ompt_scope_endpoint_t ep, ompt_data_t *target_task,
              (unsigned long)target->value, tt, (unsigned long)*host_op_id);
   }
   data_op_line("data_op_emi", ep_name(ep), ids, k, src, sd, dst, dd, bytes, code);
-  if (ep == ompt_scope_end) forget(k, src);
+  if (ep == ompt_scope_end) {
+    forget(k, src);
+    host_range_op_end(k, (uintptr_t)src, (uintptr_t)dst);
+  }
   pthread_mutex_unlock(&mu);
 }
 

@@ -390,9 +390,9 @@ impl Constructs<'_> {
     /// both plain sections (no struct member, no pointer-and-object), `i` no kernel argument
     /// of its own, in two mappings, at least one of them made by this construct. The kernel
     /// receives one pointer for the base (clang passes the first such item as the argument)
-    /// and reaches the other item's elements through it, past the end of its device copy: OpenMP 5.2 §5.8.3 requires list
-    /// items with one containing array or base pointer, unless present already, to refer to
-    /// the same elements. (LLVM 19 maps the two apart: the kernel writes outside its copy,
+    /// and reaches the other item's elements through it, past the end of its device copy:
+    /// OpenMP 5.2 §5.8.3 requires list items with one containing array or base pointer,
+    /// unless present already, to refer to the same elements. (LLVM 19 maps the two apart: the kernel writes outside its copy,
     /// results are lost or the program crashes.) Called only when the filter of bases says
     /// an earlier item may share `i`'s.
     fn separate_sibling(
@@ -739,8 +739,6 @@ impl Constructs<'_> {
     }
 }
 
-/// LLVM's message when data a `present` modifier requires is not mapped; `what` is
-/// `map type` or `motion`.
 /// The filter bit of a base address (one of 64, Fibonacci hashing).
 fn base_bit(base: usize) -> u64 {
     1 << ((base as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58)
@@ -765,6 +763,8 @@ fn report_separate_siblings(args: &MapArgs<'_>, first: usize, second: usize) {
     ));
 }
 
+/// LLVM's message when data a `present` modifier requires is not mapped; `what` is
+/// `map type` or `motion`.
 fn not_present(what: &str, host: usize, size: usize) -> Error {
     message(format_args!(
         "device mapping required by 'present' {what} modifier does not exist for host address {} ({size} bytes)",

@@ -1,6 +1,6 @@
-//! `target data`, `target enter/exit data` and `target update`: the map rules of OpenMP 5.2
-//! §5.8.3 as LLVM 19 implements them (LLVM's `targetDataBegin`, `targetDataEnd`,
-//! `targetDataUpdate`).
+//! `target data` and `target enter/exit data` (and a target region's entry and exit): the map
+//! rules of OpenMP 5.2 §5.8.3 as LLVM 19 implements them (LLVM's `targetDataBegin`,
+//! `targetDataEnd`); `target update` is in `update.rs`.
 
 use super::attach;
 use super::map_type as mt;
@@ -603,140 +603,6 @@ impl Constructs<'_> {
         }
         result
     }
-
-    /// `__tgt_target_data_update_mapper`.
-    pub fn data_update(&self, dev: &Device, args: &MapArgs<'_>, ai: &mut AsyncInfo) -> Result<()> {
-        args.check_items(dev.id)?;
-        for i in 0..args.len() {
-            let ty = args.ty(i);
-            if args.mapper(i) != 0 {
-                with_components(args, i, |sub| self.data_update(dev, sub, ai))?;
-                continue;
-            }
-            if ty & (mt::LITERAL | mt::PRIVATE) != 0 {
-                continue;
-            }
-            if ty & mt::NON_CONTIG != 0 {
-                // SAFETY: for NON_CONTIG clang passes, as the item's pointer, an array of
-                // `sizes[i]` {offset, count, stride} descriptors that lives for the call.
-                let dims = unsafe {
-                    std::slice::from_raw_parts(
-                        args.begins[i] as *const [u64; 3],
-                        args.sizes[i].max(0) as usize,
-                    )
-                };
-                self.update_strided(dev, args.bases[i], dims, ty, ai)?;
-                continue;
-            }
-            self.update_run(dev, args.begins[i], args.size(i), ty, ai)?;
-        }
-        Ok(())
-    }
-}
-
-impl Constructs<'_> {
-    /// A non-contiguous `target update` (OpenMP 5.2 §5.9, array sections with strides): every
-    /// element the sections name moves, and nothing else. `dims` are clang's descriptors,
-    /// outermost first: element `k` of dimension `d` lies `(offset_d + k) * stride_d` bytes
-    /// past `base`; the last dimension describes one contiguous run (`count * stride` bytes).
-    fn update_strided(
-        &self,
-        dev: &Device,
-        base: usize,
-        dims: &[[u64; 3]],
-        ty: u64,
-        ai: &mut AsyncInfo,
-    ) -> Result<()> {
-        let Some((last, outer)) = dims.split_last() else {
-            return Ok(());
-        };
-        let run = (last[1] * last[2]) as usize;
-        let run_offset = (last[0] * last[2]) as usize;
-        if run == 0 || outer.iter().any(|d| d[1] == 0) {
-            return Ok(());
-        }
-        // Walk every combination of the outer indices, like an odometer.
-        let mut index = vec![0u64; outer.len()];
-        loop {
-            let offset: u64 = outer
-                .iter()
-                .zip(&index)
-                .map(|(d, k)| (d[0] + k) * d[2])
-                .sum();
-            let host = base + offset as usize + run_offset;
-            self.update_run(dev, host, run, ty, ai)?;
-            let mut d = outer.len();
-            loop {
-                if d == 0 {
-                    return Ok(());
-                }
-                d -= 1;
-                index[d] += 1;
-                if index[d] < outer[d][1] {
-                    break;
-                }
-                index[d] = 0;
-            }
-        }
-    }
-
-    /// `target update` of one contiguous range (a whole item, or one run of a strided item):
-    /// nothing happens unless the range lies inside a mapping (a `present` motion modifier
-    /// makes that an error); pointers attached inside it keep their device values on the
-    /// device and their host values on the host.
-    fn update_run(
-        &self,
-        dev: &Device,
-        host: usize,
-        size: usize,
-        ty: u64,
-        ai: &mut AsyncInfo,
-    ) -> Result<()> {
-        let info = self.info_level();
-        let mut table = dev.table.lock();
-        let Some(id) = table.containing(host, size) else {
-            if ty & mt::PRESENT != 0 {
-                return Err(not_present("motion", host, size));
-            }
-            return Ok(());
-        };
-        let e = table.get(id).expect("live entry");
-        trace::mapping_looked_up(info, dev.id, e, host, size);
-        ai.order_after(e.pending)?;
-        let tgt = e.tgt_ptr(host);
-        // LLVM names a copy after the mapping it goes to.
-        let name = e.name;
-        if size == 0 {
-            // Nothing moves, but LLVM 19 issues (and traces) the empty copies.
-            if ty & mt::TO != 0 {
-                trace::transfer(info, dev.id, true, host, tgt, 0, name);
-            }
-            if ty & mt::FROM != 0 {
-                trace::transfer(info, dev.id, false, host, tgt, 0, name);
-            }
-            return Ok(());
-        }
-        let shadows = e.shadows.copied_within(host, size);
-        if ty & mt::TO != 0 {
-            trace::transfer(info, dev.id, true, host, tgt, size, name);
-            ai.copy(dev, CopyKind::HostToDevice, tgt, host, size)?;
-            reattach(dev, &table, &shadows, ai)?;
-            let e = table.get_mut(id).expect("live entry");
-            ai.mark_pending(e, id)?;
-        }
-        let e = table.get_mut(id).expect("live entry");
-        ai.mark_use(e, id);
-        if ty & mt::FROM != 0 {
-            trace::transfer(info, dev.id, false, host, tgt, size, name);
-            // Marked used above: the copy may go after the lock (`guard_for_copy_back`).
-            let held = ai.guard_for_copy_back(table);
-            ai.copy(dev, CopyKind::DeviceToHost, host, tgt, size)?;
-            drop(held);
-            ai.restores
-                .extend(shadows.iter().map(|s| (s.host_addr, s.host_value)));
-        }
-        Ok(())
-    }
 }
 
 /// The filter bit of a base address (one of 64, Fibonacci hashing).
@@ -765,7 +631,7 @@ fn report_separate_siblings(args: &MapArgs<'_>, first: usize, second: usize) {
 
 /// LLVM's message when data a `present` modifier requires is not mapped; `what` is
 /// `map type` or `motion`.
-fn not_present(what: &str, host: usize, size: usize) -> Error {
+pub(super) fn not_present(what: &str, host: usize, size: usize) -> Error {
     message(format_args!(
         "device mapping required by 'present' {what} modifier does not exist for host address {} ({size} bytes)",
         Addr(host)
@@ -783,7 +649,7 @@ fn null_reason(ty: u64) -> &'static str {
 
 /// After host data was copied over a range holding attached pointers, writes the device
 /// pointer values back.
-fn reattach(
+pub(super) fn reattach(
     dev: &Device,
     table: &crate::mapping::MappingTable,
     shadows: &[ShadowPointer],

@@ -6,6 +6,7 @@ mod data;
 mod kernel;
 mod keyed;
 mod mapper;
+mod update;
 
 pub use crate::mapping::map_type;
 pub use async_info::AsyncInfo;

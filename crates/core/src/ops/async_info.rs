@@ -404,24 +404,12 @@ impl AsyncInfo {
         self.created.contains((id, alloc))
     }
 
-    /// Marks entry `id` as being filled by this construct's queue (atomic maps).
-    pub(crate) fn mark_pending(
-        &mut self,
-        e: &mut crate::mapping::Entry,
-        id: EntryId,
-    ) -> Result<()> {
-        if !self.atomic {
-            return Ok(());
-        }
-        let q = self.queue()?;
-        e.pending = Some(q);
-        self.mark(id, e.tgt_alloc).pending = true;
-        Ok(())
-    }
-
-    /// [`AsyncInfo::mark_pending`] (when `pending`) and [`AsyncInfo::mark_use`] of an entry the
-    /// construct's entry half just found or made, with one search of the construct's marks.
-    pub(crate) fn mark_entered(
+    /// Records that this construct's queued work uses entry `id` (devices that free on the
+    /// queue: the entry's memory is not freed before this construct completes) and, when
+    /// `pending`, that the construct's queue fills it (atomic maps: other queues that use it
+    /// first wait for this one), with one search of the construct's marks. Fails only where
+    /// `pending` needs the construct's queue.
+    pub(crate) fn mark_used(
         &mut self,
         e: &mut crate::mapping::Entry,
         id: EntryId,
@@ -457,7 +445,7 @@ impl AsyncInfo {
     }
 
     /// The mapping table's guard across a copy back to the host of an entry this construct
-    /// has marked used ([`AsyncInfo::mark_use`]): given up (`None`) on a device that frees on
+    /// has marked used ([`AsyncInfo::mark_used`]): given up (`None`) on a device that frees on
     /// the queue, kept elsewhere.
     ///
     /// The driver's call can take hundreds of microseconds when many threads submit at once,
@@ -475,8 +463,8 @@ impl AsyncInfo {
         (!self.stream_ordered).then_some(table)
     }
 
-    /// Records that this construct's queued work uses entry `id` (devices that free on the
-    /// queue): the entry's memory is not freed before this construct completes.
+    /// [`AsyncInfo::mark_used`] without `pending` (which cannot fail), for the exit half, on
+    /// every item of every region: kept apart for its cost.
     pub(crate) fn mark_use(&mut self, e: &mut crate::mapping::Entry, id: EntryId) {
         if self.stream_ordered && e.owns_allocation {
             e.users += 1;

@@ -174,7 +174,7 @@ impl Constructs<'_> {
         let e = table.get_mut(id).expect("live entry");
         // Other queues that use the entry before this construct synchronises wait for its
         // allocation and copy (pending); the construct's queued work uses it.
-        ai.mark_entered(e, id, copy_in || is_new)?;
+        ai.mark_used(e, id, copy_in || is_new)?;
         Ok(tgt)
     }
 

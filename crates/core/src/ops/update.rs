@@ -127,11 +127,9 @@ impl Constructs<'_> {
             trace::transfer(info, dev.id, true, host, tgt, size, name);
             ai.copy(dev, CopyKind::HostToDevice, tgt, host, size)?;
             reattach(dev, &table, &shadows, ai)?;
-            let e = table.get_mut(id).expect("live entry");
-            ai.mark_pending(e, id)?;
         }
         let e = table.get_mut(id).expect("live entry");
-        ai.mark_use(e, id);
+        ai.mark_used(e, id, ty & mt::TO != 0)?;
         if ty & mt::FROM != 0 {
             trace::transfer(info, dev.id, false, host, tgt, size, name);
             // Marked used above: the copy may go after the lock (`guard_for_copy_back`).

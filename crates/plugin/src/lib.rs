@@ -388,6 +388,14 @@ pub trait Device: Send + Sync {
     fn synchronize(&self, queue: QueueId) -> Result<()>;
     /// Whether everything queued on `queue` has finished, without blocking.
     fn query(&self, queue: QueueId) -> Result<bool>;
+    /// Hands the work the backend holds back on `queue` (small copies it gathers into one
+    /// device operation until a later operation of the queue needs them) to the device now,
+    /// so that it runs while the host goes on: called where nothing more will join it soon
+    /// (a target region's copies back, before the region's host-side clean-up). The
+    /// default does nothing: nothing is held back.
+    fn issue(&self, _queue: QueueId) -> Result<()> {
+        Ok(())
+    }
 
     /// Whether work queued on `queue` may still read or write the program's host memory: a
     /// DMA from or to host memory that was not staged, or a staged copy from the device that

@@ -519,6 +519,26 @@ impl AsyncInfo {
         self.removals.contains(id)
     }
 
+    /// Before [`AsyncInfo::retire_issued`] removes and frees entries: the work the backend
+    /// holds back on the queue (the copies back, gathered into one operation) goes to the
+    /// device now, so that it runs during that host work instead of after it.
+    pub(crate) fn issue_held_back(&mut self) -> Result<()> {
+        if !self.stream_ordered || self.removals.is_empty() {
+            return Ok(());
+        }
+        let Some(q) = self.queue else {
+            return Ok(());
+        };
+        self.device
+            .backend()?
+            .issue(q)
+            .map_err(|source| Error::Device {
+                device: self.device.id,
+                what: "issuing a queue's copies",
+                source,
+            })
+    }
+
     /// On devices that free on the queue: the construct has issued all its work, so its
     /// retired entries leave the table and their memory is freed on the queue, behind the
     /// copies that read it, before anyone waits. (Other devices remove them after the wait.)

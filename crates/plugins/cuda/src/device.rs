@@ -567,6 +567,11 @@ impl Device for CudaDevice {
         self.stream_query(queue)
     }
 
+    fn issue(&self, queue: QueueId) -> Result<()> {
+        self.current()?;
+        self.submit(queue).map(|_| ())
+    }
+
     fn queue_touches_host(&self, queue: QueueId) -> bool {
         self.staging.touches_host(queue.0)
     }

@@ -27,10 +27,15 @@ static void host_range_seen(ompt_target_data_op_t k, uintptr_t src, int src_devi
                             int initial_device, size_t bytes) {
   if (k != ompt_target_data_alloc && k != ompt_target_data_associate) return;
   if (!(src_device == initial_device || src_device < 0) || !src) return;
-  if (n_host_ranges == HOST_RANGES) return;
   int number = 0;
-  for (int i = n_host_ranges - 1; i >= 0 && !number; i--)
-    if (host_ranges[i].begin == src) number = host_ranges[i].number;
+  for (int i = n_host_ranges - 1; i >= 0 && !number; i--) {
+    if (host_ranges[i].begin != src) continue;
+    // Seen already by this operation (its begin event, or the other callback of a tool that
+    // registers both): one range, which the end event places.
+    if (host_ranges[i].live && !host_ranges[i].device) return;
+    number = host_ranges[i].number;
+  }
+  if (n_host_ranges == HOST_RANGES) return;
   host_ranges[n_host_ranges].begin = src;
   host_ranges[n_host_ranges].size = bytes;
   host_ranges[n_host_ranges].number = number ? number : ++host_numbers;

@@ -46,6 +46,12 @@ fn pattern(seed: usize, len: usize) -> Vec<u8> {
 /// Copies `srcs` to fresh device blocks and back into zeroed buffers on `q`, all queued
 /// before one synchronisation, and checks every byte.
 fn round_trip(dev: &dyn Device, q: QueueId, srcs: &[Vec<u8>]) {
+    round_trip_as(dev, q, srcs, false)
+}
+
+/// [`round_trip`]; with `exit_order`, as a region's exit does it: the copies back are issued
+/// (`Device::issue`) and the blocks freed on the queue before the synchronisation.
+fn round_trip_as(dev: &dyn Device, q: QueueId, srcs: &[Vec<u8>], exit_order: bool) {
     let blocks: Vec<usize> = srcs
         .iter()
         .map(|s| dev.alloc(s.len(), AllocKind::Device, Some(q)).unwrap())
@@ -71,12 +77,20 @@ fn round_trip(dev: &dyn Device, q: QueueId, srcs: &[Vec<u8>]) {
         )
         .unwrap();
     }
+    if exit_order {
+        dev.issue(q).unwrap();
+        for &d in &blocks {
+            dev.free(d, AllocKind::Device, Some(q)).unwrap();
+        }
+    }
     dev.synchronize(q).unwrap();
     for (k, (s, b)) in srcs.iter().zip(&backs).enumerate() {
         assert!(s == b, "copy {k} of {} bytes came back different", s.len());
     }
-    for d in blocks {
-        dev.free(d, AllocKind::Device, Some(q)).unwrap();
+    if !exit_order {
+        for d in blocks {
+            dev.free(d, AllocKind::Device, Some(q)).unwrap();
+        }
     }
 }
 
@@ -105,6 +119,11 @@ fn on_the_fake_driver() {
         );
     }
     round_trip(&*dev, q, &small);
+    // A region's exit: the batch back issued, the blocks freed on the queue, then the wait
+    // (twice, so the second takes the blocks the first gave back).
+    round_trip_as(&*dev, q, &small, true);
+    round_trip_as(&*dev, q, &small, true);
+    round_trip_as(&*dev, q, &[pattern(4, 64)], true);
     dev.destroy_queue(q).unwrap();
     println!("fake driver: all copies came back");
 }

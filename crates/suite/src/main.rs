@@ -10,6 +10,7 @@
 
 mod bench;
 mod floor;
+mod gated;
 mod gomp;
 mod probe;
 mod procs;
@@ -82,6 +83,16 @@ enum Probe {
         #[arg(default_value_t = 5)]
         reps: usize,
     },
+    /// The small-copies region with WORK_US of host work around its launches, its copy kernel
+    /// in launched in the region or queued ahead behind a flag (see gated.rs).
+    GatedCopies {
+        #[arg(default_value_t = 1000)]
+        iters: usize,
+        #[arg(default_value_t = 5)]
+        reps: usize,
+        #[arg(default_value_t = 0)]
+        work_us: u64,
+    },
     /// Where the driver puts address-space reservations and allocations, and whether it
     /// honours a requested address (HINT in hex), for record/replay.
     Va { hints: Vec<String> },
@@ -128,6 +139,11 @@ fn main() -> ExitCode {
                 Probe::Va { hints } => probe::va(&hints),
                 Probe::ParamBuffer => probe::param_buffer(),
                 Probe::SmallCopies { iters, reps } => probe::small_copies(iters, reps),
+                Probe::GatedCopies {
+                    iters,
+                    reps,
+                    work_us,
+                } => gated::gated_copies(iters, reps, work_us),
                 Probe::HostCopies { reps } => probe::host_copies(reps),
             },
         ),

@@ -9,6 +9,9 @@
 //! - `sanitizer`: whether the runtime's compute-sanitizer detection fires in this process.
 //! - `small-copies [ITERS] [REPS]`: the 16 × 1 KiB region's copies done seven ways (see
 //!   `small_copies`), per-region times: what the hardware allows for many small copies.
+//! - `gated-copies [ITERS] [REPS] [WORK_US]` (gated.rs): the same region with host work around
+//!   its launches, its copy kernel in launched in the region or queued a region ahead behind a
+//!   flag in pinned memory: what taking that launch off the critical path would save.
 //! - `va [HINT...]`: where the driver puts reservations and allocations in a fresh process and
 //!   whether it honours a requested address (a replay needs its recording's addresses back).
 //! - `param-buffer`: a kernel launched with its parameters in one buffer, of the kernel's size
@@ -181,7 +184,7 @@ pub fn sanitizer() -> Result<(), String> {
 
 /// Copies the program's arrays into the pinned `spans` (their `in` ends, `to_pinned`) or back
 /// from them (their `out` ends), in order.
-fn shuttle(arrays: &mut [f64], spans: &[(usize, usize, usize)], to_pinned: bool) {
+pub(crate) fn shuttle(arrays: &mut [f64], spans: &[(usize, usize, usize)], to_pinned: bool) {
     let mut at = arrays.as_mut_ptr().cast::<u8>();
     for &(pin, pout, len) in spans {
         // SAFETY: the spans are live pinned ranges of `len` bytes and together as long as

@@ -1,0 +1,168 @@
+//! `omptarget-suite probe gated-copies [ITERS] [REPS] [WORK_US]`: whether launching a
+//! region's copy kernel in ahead of the region, held back on the stream by a flag in pinned
+//! memory (`cuStreamWaitValue32`), takes its launch off the region's critical path.
+//!
+//! The 16 × 1 KiB region of `small-copies` (zero-copy copy kernels through pinned memory
+//! around the kernel), with `WORK_US` µs of host work before the copy kernel in and again
+//! before the copy kernel back, standing in for a runtime's entry and exit halves. Two ways:
+//!
+//! - `launched`: as the runtime does today: work, the copy kernel in, the kernel, work, the
+//!   copy kernel back, the wait.
+//! - `gated`: the copy kernel in of region *i* + 1 is queued during region *i*'s wait, behind
+//!   a `cuStreamWaitValue32` on a flag word; region *i* + 1's host writes its table and then
+//!   the flag (a store, no driver call) where `launched` calls `cuLaunchKernel`. The region's
+//!   wait is an event after its copy kernel back (the stream itself is never idle).
+//!
+//! A `gated` region that needs no copy in would still run the queued kernel (on an empty table):
+//! a runtime would queue one only for a queue whose last region had small copies in.
+
+use crate::floor::{Gpu, alloc, ck, pinned, stream_new, sync};
+use crate::probe::shuttle;
+use cudarc::driver::sys::{self, CUdeviceptr, CUresult};
+use std::sync::atomic::{Ordering, fence};
+use std::time::{Duration, Instant};
+
+const K: usize = 16;
+const BYTES: usize = 1024;
+const TABLE: usize = K * 24;
+
+fn busy(us: u64) {
+    let until = Instant::now() + Duration::from_micros(us);
+    while Instant::now() < until {
+        std::hint::spin_loop();
+    }
+}
+
+fn gate(s: sys::CUstream, flag: usize, value: u32) -> Result<(), String> {
+    // SAFETY: the stream waits until the pinned word at `flag` (device-addressable under
+    // unified addressing) is at least `value`; the word lives for the process.
+    ck("cuStreamWaitValue32", unsafe {
+        sys::cuStreamWaitValue32_v2(
+            s,
+            flag as CUdeviceptr,
+            value,
+            sys::CUstreamWaitValue_flags::CU_STREAM_WAIT_VALUE_GEQ as u32,
+        )
+    })
+}
+
+fn open(flag: usize, value: u32) {
+    fence(Ordering::SeqCst);
+    // SAFETY: `flag` is a live pinned word, written by this thread only.
+    unsafe { std::ptr::write_volatile(flag as *mut u32, value) };
+    fence(Ordering::SeqCst);
+}
+
+fn event_wait(e: sys::CUevent) -> Result<(), String> {
+    loop {
+        // SAFETY: queries a live, recorded event.
+        match unsafe { sys::cuEventQuery(e) } {
+            CUresult::CUDA_SUCCESS => return Ok(()),
+            CUresult::CUDA_ERROR_NOT_READY => std::hint::spin_loop(),
+            r => return Err(format!("cuEventQuery failed: {r:?}")),
+        }
+    }
+}
+
+pub fn gated_copies(iters: usize, reps: usize, work_us: u64) -> Result<(), String> {
+    let gpu = Gpu::new()?;
+    let s = stream_new()?;
+    // Pinned: table in, table out, the arrays; the flag on a page of its own.
+    let data_off = 2 * TABLE;
+    let host = pinned(data_off + K * BYTES)?;
+    let flag = pinned(4096)?;
+    open(flag, 0);
+    let blocks: Vec<CUdeviceptr> = (0..K).map(|_| alloc(BYTES, s)).collect::<Result<_, _>>()?;
+    sync(s)?;
+    let words = (BYTES / 8) as u64;
+    for (k, &b) in blocks.iter().enumerate() {
+        let piece = (host + data_off + k * BYTES) as u64;
+        // SAFETY: `host` is a live pinned buffer; each table is K triples.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                [piece, b, words].as_ptr(),
+                (host + k * 24) as *mut u64,
+                3,
+            );
+            std::ptr::copy_nonoverlapping(
+                [b, piece, words].as_ptr(),
+                (host + TABLE + k * 24) as *mut u64,
+                3,
+            );
+        }
+    }
+    let spans = [(host + data_off, host + data_off, K * BYTES)];
+    let mut e: sys::CUevent = std::ptr::null_mut();
+    let no_timing = sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32;
+    // SAFETY: creates an event in the current context.
+    ck("cuEventCreate", unsafe {
+        sys::cuEventCreate(&mut e, no_timing)
+    })?;
+    let mut arrays = vec![0f64; K * BYTES / 8];
+    let mut round = 0u32;
+    for mode in ["launched", "gated"] {
+        for a in arrays.iter_mut() {
+            *a = 0.0;
+        }
+        let gated = mode == "gated";
+        if gated {
+            gate(s, flag, round + 1)?;
+            gpu.launch(gpu.copyk, K as u32, 128, &mut [host], s)?;
+        }
+        let mut region = |n: usize, arrays: &mut [f64]| -> Result<(), String> {
+            for _ in 0..n {
+                busy(work_us);
+                shuttle(arrays, &spans, true);
+                if gated {
+                    round += 1;
+                    open(flag, round);
+                } else {
+                    gpu.launch(gpu.copyk, K as u32, 128, &mut [host], s)?;
+                }
+                let mut ptrs: Vec<usize> = blocks.iter().map(|&b| b as usize).collect();
+                gpu.launch(gpu.touch16, 1, 1, &mut ptrs, s)?;
+                busy(work_us);
+                gpu.launch(gpu.copyk, K as u32, 128, &mut [host + TABLE], s)?;
+                if gated {
+                    // SAFETY: records a live event on a live stream.
+                    ck("cuEventRecord", unsafe { sys::cuEventRecord(e, s) })?;
+                    gate(s, flag, round + 1)?;
+                    gpu.launch(gpu.copyk, K as u32, 128, &mut [host], s)?;
+                    event_wait(e)?;
+                } else {
+                    sync(s)?;
+                }
+                shuttle(arrays, &spans, false);
+            }
+            Ok(())
+        };
+        let mut times = Vec::with_capacity(reps);
+        region(10, &mut arrays)?;
+        let mut done = 10usize;
+        for _ in 0..reps {
+            let t = Instant::now();
+            region(iters, &mut arrays)?;
+            times.push(t.elapsed().as_secs_f64() * 1e6 / iters as f64);
+            done += iters;
+        }
+        if gated {
+            // The last queued copy in runs on whatever the table says: the arrays' values,
+            // which the next region would have copied anyway.
+            round += 1;
+            open(flag, round);
+            sync(s)?;
+        }
+        times.sort_by(f64::total_cmp);
+        let ok = (0..K).all(|k| arrays[k * BYTES / 8] == done as f64);
+        println!(
+            "probe=gated-copies mode={mode} work_us={work_us} arrays={K} bytes={BYTES} median_us={:.2} min_us={:.2} result={}",
+            times[times.len() / 2],
+            times[0],
+            if ok { "ok" } else { "WRONG" }
+        );
+        if !ok {
+            return Err(format!("gated-copies: wrong values in mode {mode}"));
+        }
+    }
+    Ok(())
+}

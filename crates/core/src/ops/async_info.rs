@@ -629,8 +629,28 @@ impl AsyncInfo {
     }
 }
 
+impl AsyncInfo {
+    /// Nothing left to wait for, undo or give back: a construct after its synchronisation
+    /// (which completed everything), or one that queued nothing.
+    fn settled(&self) -> bool {
+        self.queue.is_none()
+            && self.predecessor.is_none()
+            && self.tool.is_none()
+            && self.removals.is_empty()
+            && self.marks.is_empty()
+            && self.restores.is_empty()
+            && self.staged.is_empty()
+            && self.staged_buffers.is_empty()
+            && self.frees.is_empty()
+            && self.events.is_empty()
+    }
+}
+
 impl Drop for AsyncInfo {
     fn drop(&mut self) {
+        if self.settled() {
+            return;
+        }
         // An error path dropped us before synchronising: still wait and release, so no memory
         // leaks and no entry stays half-removed.
         let _ = self.retire_issued();

@@ -17,7 +17,7 @@
 //! a runtime would queue one only for a queue whose last region had small copies in.
 
 use crate::floor::{Gpu, alloc, ck, pinned, stream_new, sync};
-use crate::probe::shuttle;
+use crate::probe::{shuttle, timed_regions};
 use cudarc::driver::sys::{self, CUdeviceptr, CUresult};
 use std::sync::atomic::{Ordering, fence};
 use std::time::{Duration, Instant};
@@ -136,15 +136,7 @@ pub fn gated_copies(iters: usize, reps: usize, work_us: u64) -> Result<(), Strin
             }
             Ok(())
         };
-        let mut times = Vec::with_capacity(reps);
-        region(10, &mut arrays)?;
-        let mut done = 10usize;
-        for _ in 0..reps {
-            let t = Instant::now();
-            region(iters, &mut arrays)?;
-            times.push(t.elapsed().as_secs_f64() * 1e6 / iters as f64);
-            done += iters;
-        }
+        let (times, done) = timed_regions(iters, reps, |n| region(n, &mut arrays))?;
         if gated {
             // The last queued copy in runs on whatever the table says: the arrays' values,
             // which the next region would have copied anyway.
@@ -152,7 +144,6 @@ pub fn gated_copies(iters: usize, reps: usize, work_us: u64) -> Result<(), Strin
             open(flag, round);
             sync(s)?;
         }
-        times.sort_by(f64::total_cmp);
         let ok = (0..K).all(|k| arrays[k * BYTES / 8] == done as f64);
         println!(
             "probe=gated-copies mode={mode} work_us={work_us} arrays={K} bytes={BYTES} median_us={:.2} min_us={:.2} result={}",

@@ -339,16 +339,7 @@ pub fn small_copies(iters: usize, reps: usize) -> Result<(), String> {
             }
             Ok(())
         };
-        let mut times = Vec::with_capacity(reps);
-        region(10, &mut arrays)?;
-        let mut done = 10usize;
-        for _ in 0..reps {
-            let t = Instant::now();
-            region(iters, &mut arrays)?;
-            times.push(t.elapsed().as_secs_f64() * 1e6 / iters as f64);
-            done += iters;
-        }
-        times.sort_by(f64::total_cmp);
+        let (times, done) = timed_regions(iters, reps, |n| region(n, &mut arrays))?;
         // Every mode but `none` moves each array's first word through touch16's increment.
         let want = if mode == "none" { 0.0 } else { done as f64 };
         let ok = (0..K).all(|k| arrays[k * BYTES / 8] == want);
@@ -363,6 +354,26 @@ pub fn small_copies(iters: usize, reps: usize) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Runs `region(n)` (n regions) 10 times for warm-up, then `reps` times `iters`: the times per
+/// region in µs, sorted, and how many regions ran in all.
+pub(crate) fn timed_regions(
+    iters: usize,
+    reps: usize,
+    mut region: impl FnMut(usize) -> Result<(), String>,
+) -> Result<(Vec<f64>, usize), String> {
+    let mut times = Vec::with_capacity(reps);
+    region(10)?;
+    let mut done = 10usize;
+    for _ in 0..reps {
+        let t = Instant::now();
+        region(iters)?;
+        times.push(t.elapsed().as_secs_f64() * 1e6 / iters as f64);
+        done += iters;
+    }
+    times.sort_by(f64::total_cmp);
+    Ok((times, done))
 }
 
 /// One `cuMemcpyBatchAsync` between `blocks` and consecutive pieces of `bytes` at `host`.

@@ -40,6 +40,12 @@ impl<T: Copy, const N: usize> Words<T, N> {
         self.len += 1;
     }
 
+    /// Forgets every word (keeping what was allocated for spilled ones).
+    pub fn clear(&mut self) {
+        self.len = 0;
+        self.heap.clear();
+    }
+
     /// The inline words written so far (all of them while nothing spilled).
     fn inline_slice(&self) -> &[T] {
         let n = self.len.min(N);

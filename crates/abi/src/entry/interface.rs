@@ -266,7 +266,11 @@ fn target_kernel(
         let mut ai = begin_async(rt, &dev, slot);
         let region = ompt::begin(rt, &mut ai, ConstructKind::Target, nowait, loc);
         let r = rt.target(&dev, host_ptr as usize, &mut args, &config, &src, &mut ai);
-        let r = end_async(rt, ai, slot, r, false);
+        let r = if slot.is_none() {
+            end_in_place(&mut ai, r)
+        } else {
+            end_async(rt, ai, slot, r, false)
+        };
         if r.is_ok() {
             // A failure dumps the tables once, in `outcome` (LLVM's handleTargetOutcome).
             rt.dump_tables_after(&src);

@@ -243,6 +243,14 @@ fn begin_async(rt: &Runtime, dev: &Arc<Device>, slot: Option<*mut *mut c_void>) 
     rt.async_info(dev)
 }
 
+/// Ends a blocking construct that is not deferred: it synchronises in place (its AsyncInfo,
+/// ~1 KiB, is not moved, as a call of [`end_async`] would: ~100 instructions per region).
+#[inline(always)]
+fn end_in_place(ai: &mut AsyncInfo, r: Result<(), Error>) -> Result<(), Error> {
+    let synced = ai.synchronize_in_place();
+    r.and(synced)
+}
+
 /// Ends a construct: a blocking one synchronises, or, when `deferrable` (data constructs)
 /// and its remaining work allows, returns before that work completes
 /// ([`Runtime::finish_construct`]); a `nowait` one that is still running is left in the

@@ -15,9 +15,12 @@ use omptarget_plugin::{AllocKind, CopyKind, EventId, QueueId};
 use std::ffi::CStr;
 use std::sync::{Arc, MutexGuard};
 
-/// Entries a construct usually touches: its lists keep this many inline (the AsyncInfo is
-/// moved several times a construct, so its size costs every construct).
-const SMALL: usize = 8;
+/// Entries a construct usually touches: its lists keep this many inline, so that a construct
+/// of up to 16 items allocates nothing for them (past that, `keyed::INDEX_FROM`, they index
+/// themselves anyway). A blocking target region builds and synchronises its AsyncInfo in
+/// place, and the lists are emptied in place rather than taken out, so their inline size is
+/// not copied on the way.
+const SMALL: usize = super::keyed::INDEX_FROM;
 
 /// The queue and the deferred work of one construct. A blocking construct calls
 /// [`AsyncInfo::synchronize`] exactly once, at its end.
@@ -363,11 +366,10 @@ impl AsyncInfo {
         if self.marks.is_empty() {
             return;
         }
-        let marks = std::mem::take(&mut self.marks);
         let mut to_free: omptarget_plugin::words::Words<usize> = Default::default();
         {
             let mut table = self.device.table.lock();
-            for m in marks.as_slice() {
+            for m in self.marks.as_slice() {
                 match table.get_mut(m.id) {
                     Some(e) if e.tgt_alloc == m.alloc => {
                         e.users = e.users.saturating_sub(m.uses);
@@ -388,6 +390,7 @@ impl AsyncInfo {
                 }
             }
         }
+        self.marks.clear();
         for &alloc in to_free.as_slice() {
             // Every construct that used it has completed.
             let _ = self.free_memory(alloc, AllocKind::Device, None);
@@ -546,9 +549,14 @@ impl AsyncInfo {
         if !self.stream_ordered || self.removals.is_empty() {
             return Ok(());
         }
-        let removals = std::mem::take(&mut self.removals);
         let mut result = Ok(());
-        for &Removal { id, size } in removals.as_slice().iter().filter(|r| r.live()) {
+        // By index, not taken out (a take copies the inline records); nothing below adds one.
+        for at in 0..self.removals.as_slice().len() {
+            let r = self.removals.as_slice()[at];
+            if !r.live() {
+                continue;
+            }
+            let Removal { id, size } = r;
             let removed = {
                 let mut table = self.device.table.lock();
                 match table.get(id) {
@@ -588,6 +596,7 @@ impl AsyncInfo {
                 }
             }
         }
+        self.removals.clear();
         result
     }
 
@@ -611,15 +620,11 @@ impl AsyncInfo {
         }
         self.staged.clear();
         self.staged_buffers.clear();
-        // Taken only when there is something: a take copies the inline records.
-        let removals = if self.removals.is_empty() {
-            Records::default()
-        } else {
-            std::mem::take(&mut self.removals)
-        };
-        for &Removal { id, size } in removals.as_slice().iter().filter(|r| r.live()) {
-            remove_if_unreferenced(&self.device, id, size, self.info, self.tool.as_deref_mut());
+        for r in self.removals.as_slice().iter().filter(|r| r.live()) {
+            let tool = self.tool.as_deref_mut();
+            remove_if_unreferenced(&self.device, r.id, r.size, self.info, tool);
         }
+        self.removals.clear();
         for (ptr, kind) in std::mem::take(&mut self.frees) {
             let _ = self.free_memory(ptr, kind, None);
         }

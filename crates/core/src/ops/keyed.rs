@@ -98,6 +98,13 @@ impl<T: Record, const N: usize> Records<T, N> {
     pub(crate) fn is_empty(&self) -> bool {
         self.items.as_slice().is_empty()
     }
+
+    /// Forgets every record. Used instead of taking the records out (`std::mem::take`
+    /// copies the whole inline part, however few are live).
+    pub(crate) fn clear(&mut self) {
+        self.items.clear();
+        self.index = None;
+    }
 }
 
 // The records of an AsyncInfo.
@@ -202,6 +209,28 @@ mod tests {
             assert_eq!(rs.find(0), Some(new), "n={n}");
             assert_eq!(rs.as_slice().iter().filter(|x| x.live).count(), n);
             assert_eq!(rs.as_slice().last().unwrap().value, 99);
+        }
+    }
+
+    #[test]
+    fn cleared_records_are_gone_and_the_list_starts_over() {
+        for n in [3, INDEX_FROM, INDEX_FROM + 1, 100] {
+            let mut rs: Records<R, INDEX_FROM> = Records::default();
+            for k in 0..n {
+                rs.push(r(k, k));
+            }
+            rs.clear();
+            assert!(rs.is_empty(), "n={n}");
+            assert_eq!(rs.find(0), None);
+            assert_eq!(rs.find(n - 1), None);
+            // Filled again past the index threshold: every record found at its new place.
+            for k in 0..2 * INDEX_FROM {
+                assert_eq!(rs.push(r(k + 1000, k)), k);
+            }
+            for k in 0..2 * INDEX_FROM {
+                assert_eq!(rs.find(k + 1000), Some(k), "n={n}");
+            }
+            assert_eq!(rs.find(1), None);
         }
     }
 

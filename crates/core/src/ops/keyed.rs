@@ -22,6 +22,16 @@ pub(crate) trait Record: Copy {
     fn live(&self) -> bool {
         true
     }
+    /// One bit of 64 for `key` (a filter: a key whose bit no record set is not searched
+    /// for); every bit by default, which searches always.
+    fn filter_bit(_key: Self::Key) -> u64 {
+        u64::MAX
+    }
+}
+
+/// The filter bit of an entry's id (Fibonacci hashing).
+fn id_bit(id: EntryId) -> u64 {
+    1 << ((id as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58)
 }
 
 /// Records in the order they were added, each key live at most once.
@@ -29,6 +39,10 @@ pub(crate) struct Records<T: Record, const N: usize> {
     items: Words<T, N>,
     /// Key → position of its live record; built once the list outgrows [`INDEX_FROM`].
     index: Option<Box<AddrMap<T::Key, usize>>>,
+    /// The filter bits of every key pushed ([`Record::filter_bit`]): most searches of a
+    /// construct are for keys it has no record of (an entry marked or retired for the first
+    /// time), and end here.
+    bits: u64,
 }
 
 impl<T: Record, const N: usize> Default for Records<T, N> {
@@ -36,6 +50,7 @@ impl<T: Record, const N: usize> Default for Records<T, N> {
         Self {
             items: Words::default(),
             index: None,
+            bits: 0,
         }
     }
 }
@@ -45,6 +60,7 @@ impl<T: Record, const N: usize> Records<T, N> {
     pub(crate) fn find(&self, key: T::Key) -> Option<usize> {
         match &self.index {
             Some(index) => index.get(&key).copied(),
+            None if self.bits & T::filter_bit(key) == 0 => None,
             None => self
                 .items
                 .as_slice()
@@ -61,6 +77,7 @@ impl<T: Record, const N: usize> Records<T, N> {
     pub(crate) fn push(&mut self, r: T) -> usize {
         let at = self.items.as_slice().len();
         self.items.push(r);
+        self.bits |= T::filter_bit(r.key());
         match &mut self.index {
             Some(index) => {
                 index.insert(r.key(), at);
@@ -104,6 +121,7 @@ impl<T: Record, const N: usize> Records<T, N> {
     pub(crate) fn clear(&mut self) {
         self.items.clear();
         self.index = None;
+        self.bits = 0;
     }
 }
 
@@ -124,6 +142,9 @@ impl Record for Mark {
     type Key = (EntryId, usize);
     fn key(&self) -> Self::Key {
         (self.id, self.alloc)
+    }
+    fn filter_bit(key: Self::Key) -> u64 {
+        id_bit(key.0)
     }
 }
 
@@ -148,6 +169,9 @@ impl Record for Removal {
     fn live(&self) -> bool {
         self.size != Self::DEAD
     }
+    fn filter_bit(key: EntryId) -> u64 {
+        id_bit(key)
+    }
 }
 
 /// An entry the construct created, with its device allocation.
@@ -158,6 +182,9 @@ impl Record for Created {
     type Key = (EntryId, usize);
     fn key(&self) -> Self::Key {
         (self.0, self.1)
+    }
+    fn filter_bit(key: Self::Key) -> u64 {
+        id_bit(key.0)
     }
 }
 
@@ -232,6 +259,38 @@ mod tests {
             }
             assert_eq!(rs.find(1), None);
         }
+    }
+
+    /// Keys of 64 filter bits: a search passes the filter only where a pushed key set its bit.
+    #[derive(Clone, Copy)]
+    struct F(usize);
+
+    impl Record for F {
+        type Key = usize;
+        fn key(&self) -> usize {
+            self.0
+        }
+        fn filter_bit(key: usize) -> u64 {
+            id_bit(key)
+        }
+    }
+
+    #[test]
+    fn the_filter_never_hides_a_pushed_key() {
+        let mut rs: Records<F, INDEX_FROM> = Records::default();
+        for k in 0..INDEX_FROM {
+            rs.push(F(k * 7919));
+            for j in 0..=k {
+                assert_eq!(rs.find(j * 7919), Some(j));
+            }
+        }
+        // Keys never pushed: not found, whether their bit is set or not.
+        let absent = (1..10_000).filter(|k| k % 7919 != 0);
+        assert!(absent.clone().all(|k| rs.find(k).is_none()));
+        // Some of them end at the filter (the point of it).
+        assert!(absent.filter(|&k| rs.bits & id_bit(k) == 0).count() > 0);
+        rs.clear();
+        assert_eq!(rs.bits, 0);
     }
 
     #[test]

@@ -522,41 +522,24 @@ impl AsyncInfo {
         self.removals.contains(id)
     }
 
-    /// Before [`AsyncInfo::retire_issued`] removes and frees entries: the work the backend
-    /// holds back on the queue (the copies back, gathered into one operation) goes to the
-    /// device now, so that it runs during that host work instead of after it.
-    pub(crate) fn issue_held_back(&mut self) -> Result<()> {
-        if !self.stream_ordered || self.removals.is_empty() {
-            return Ok(());
-        }
-        let Some(q) = self.queue else {
-            return Ok(());
-        };
-        self.device
-            .backend()?
-            .issue(q)
-            .map_err(|source| Error::Device {
-                device: self.device.id,
-                what: "issuing a queue's copies",
-                source,
-            })
-    }
-
     /// On devices that free on the queue: the construct has issued all its work, so its
     /// retired entries leave the table and their memory is freed on the queue, behind the
     /// copies that read it, before anyone waits. (Other devices remove them after the wait.)
+    ///
+    /// The work the backend holds back on the queue (the copies back, gathered into one
+    /// operation) goes to the device first, so that it runs during this host work instead of
+    /// after it.
     pub(crate) fn retire_issued(&mut self) -> Result<()> {
         if !self.stream_ordered || self.removals.is_empty() {
             return Ok(());
         }
-        let mut result = Ok(());
+        let mut result = self.issue_held_back();
         // By index, not taken out (a take copies the inline records); nothing below adds one.
         for at in 0..self.removals.as_slice().len() {
-            let r = self.removals.as_slice()[at];
-            if !r.live() {
+            let Removal { id, size } = self.removals.as_slice()[at];
+            if size == Removal::DEAD {
                 continue;
             }
-            let Removal { id, size } = r;
             let removed = {
                 let mut table = self.device.table.lock();
                 match table.get(id) {
@@ -598,6 +581,21 @@ impl AsyncInfo {
         }
         self.removals.clear();
         result
+    }
+
+    /// [`Device::issue`](omptarget_plugin::Device::issue) of the construct's queue, if it has one.
+    fn issue_held_back(&mut self) -> Result<()> {
+        let Some(q) = self.queue else {
+            return Ok(());
+        };
+        self.device
+            .backend()?
+            .issue(q)
+            .map_err(|source| Error::Device {
+                device: self.device.id,
+                what: "issuing a queue's copies",
+                source,
+            })
     }
 
     /// Memory used only by work already queued (private copies, staging): freed on the queue

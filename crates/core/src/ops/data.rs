@@ -476,12 +476,10 @@ impl Constructs<'_> {
     /// `__tgt_target_data_end_mapper` (and the exit half of a target region).
     pub fn data_end(&self, dev: &Device, args: &MapArgs<'_>, ai: &mut AsyncInfo) -> Result<()> {
         let r = self.data_end_items(dev, args, ai);
-        // The copies back start on the device while the host retires entries.
-        let issued = ai.issue_held_back();
         // Entries the construct retired leave the table once all its items are processed
         // (a later item may still name one), not earlier.
         let retired = ai.retire_issued();
-        r.and(issued).and(retired)
+        r.and(retired)
     }
 
     /// Every item, last to first. A device failure on one item does not stop the others

@@ -92,7 +92,7 @@ fn data_op(
             DataOp::End => rt.data_end(&dev, &args, &mut ai),
             DataOp::Update => rt.data_update(&dev, &args, &mut ai),
         };
-        let r = end_async(rt, ai, slot, r, true);
+        let r = end_async(rt, ai, slot, r);
         if r.is_ok() {
             // A failure dumps the tables once, in `outcome` (LLVM's handleTargetOutcome).
             rt.dump_tables_after(&src);
@@ -266,10 +266,9 @@ fn target_kernel(
         let mut ai = begin_async(rt, &dev, slot);
         let region = ompt::begin(rt, &mut ai, ConstructKind::Target, nowait, loc);
         let r = rt.target(&dev, host_ptr as usize, &mut args, &config, &src, &mut ai);
-        let r = if slot.is_none() {
-            end_in_place(&mut ai, r)
-        } else {
-            end_async(rt, ai, slot, r, false)
+        let r = match slot {
+            None => end_in_place(&mut ai, r),
+            Some(_) => end_async(rt, ai, slot, r),
         };
         if r.is_ok() {
             // A failure dumps the tables once, in `outcome` (LLVM's handleTargetOutcome).

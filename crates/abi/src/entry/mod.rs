@@ -243,43 +243,31 @@ fn begin_async(rt: &Runtime, dev: &Arc<Device>, slot: Option<*mut *mut c_void>) 
     rt.async_info(dev)
 }
 
-/// Ends a blocking construct that is not deferred: it synchronises in place (its AsyncInfo,
-/// ~1 KiB, is not moved, as a call of [`end_async`] would: ~100 instructions per region).
+/// Ends a blocking target region: it synchronises in place. Its AsyncInfo (~1 KiB of inline
+/// records) is not moved, as passing it to [`end_async`] would (~100 instructions a region).
 #[inline(always)]
 fn end_in_place(ai: &mut AsyncInfo, r: Result<(), Error>) -> Result<(), Error> {
     let synced = ai.synchronize_in_place();
     r.and(synced)
 }
 
-/// Ends a construct: a blocking one synchronises, or, when `deferrable` (data constructs)
-/// and its remaining work allows, returns before that work completes
-/// ([`Runtime::finish_construct`]); a `nowait` one that is still running is left in the
-/// task's slot for `__tgt_target_nowait_query`.
-///
-/// Inlined, and a blocking region synchronises in place: a move of the AsyncInfo into a
-/// callee copies its inline records (two such copies cost ~200 instructions per region).
+/// Ends a data construct or a `nowait` construct: a data construct returns before its work
+/// completes when that work allows ([`Runtime::finish_construct`]), else synchronises; a
+/// `nowait` one that is still running is left in the task's slot for
+/// `__tgt_target_nowait_query`. A failed construct synchronises in place.
 #[inline(always)]
 fn end_async(
     rt: &Runtime,
     mut ai: AsyncInfo,
     slot: Option<*mut *mut c_void>,
     r: Result<(), Error>,
-    deferrable: bool,
 ) -> Result<(), Error> {
-    let Some(slot) = slot else {
-        return match r {
-            Ok(()) if deferrable => rt.finish_construct(ai, deferrable),
-            Ok(()) => ai.synchronize_in_place(),
-            Err(e) => {
-                let _ = ai.synchronize_in_place();
-                Err(e)
-            }
-        };
-    };
     if r.is_err() {
-        let _ = ai.synchronize_in_place();
-        return r;
+        return end_in_place(&mut ai, r);
     }
+    let Some(slot) = slot else {
+        return rt.finish_construct(ai, true);
+    };
     if ai.is_done()? {
         return Ok(());
     }

@@ -3,6 +3,7 @@
 //! `targetDataEnd`); `target update` is in `update.rs`.
 
 use super::attach;
+use super::keyed::filter_bit;
 use super::map_type as mt;
 use super::mapper::with_components;
 use super::{AsyncInfo, Constructs, MapArgs};
@@ -350,7 +351,7 @@ impl Constructs<'_> {
                 }
             };
             if tgts.is_some() && size > 0 && ty & (mt::MEMBER_OF | mt::PTR_AND_OBJ) == 0 {
-                let bit = base_bit(base);
+                let bit = filter_bit(base);
                 if bases_seen & bit != 0
                     && let Some(j) = self.separate_sibling(dev, args, i, ai)
                 {
@@ -603,11 +604,6 @@ impl Constructs<'_> {
         }
         result
     }
-}
-
-/// The filter bit of a base address (one of 64, Fibonacci hashing).
-fn base_bit(base: usize) -> u64 {
-    1 << ((base as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58)
 }
 
 /// Items `first` and `second` of a target region share their base but not their storage

@@ -24,14 +24,15 @@ pub(crate) trait Record: Copy {
     }
     /// One bit of 64 for `key` (a filter: a key whose bit no record set is not searched
     /// for); every bit by default, which searches always.
-    fn filter_bit(_key: Self::Key) -> u64 {
+    fn key_bit(_key: Self::Key) -> u64 {
         u64::MAX
     }
 }
 
-/// The filter bit of an entry's id (Fibonacci hashing).
-fn id_bit(id: EntryId) -> u64 {
-    1 << ((id as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58)
+/// One bit of 64 for a word (an entry's id, a base address), for the one-word filters of
+/// a construct: Fibonacci hashing, so nearby words spread over the bits.
+pub(super) fn filter_bit(word: usize) -> u64 {
+    1 << ((word as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58)
 }
 
 /// Records in the order they were added, each key live at most once.
@@ -39,7 +40,7 @@ pub(crate) struct Records<T: Record, const N: usize> {
     items: Words<T, N>,
     /// Key → position of its live record; built once the list outgrows [`INDEX_FROM`].
     index: Option<Box<AddrMap<T::Key, usize>>>,
-    /// The filter bits of every key pushed ([`Record::filter_bit`]): most searches of a
+    /// The filter bits of every key pushed ([`Record::key_bit`]): most searches of a
     /// construct are for keys it has no record of (an entry marked or retired for the first
     /// time), and end here.
     bits: u64,
@@ -60,7 +61,7 @@ impl<T: Record, const N: usize> Records<T, N> {
     pub(crate) fn find(&self, key: T::Key) -> Option<usize> {
         match &self.index {
             Some(index) => index.get(&key).copied(),
-            None if self.bits & T::filter_bit(key) == 0 => None,
+            None if self.bits & T::key_bit(key) == 0 => None,
             None => self
                 .items
                 .as_slice()
@@ -77,7 +78,7 @@ impl<T: Record, const N: usize> Records<T, N> {
     pub(crate) fn push(&mut self, r: T) -> usize {
         let at = self.items.as_slice().len();
         self.items.push(r);
-        self.bits |= T::filter_bit(r.key());
+        self.bits |= T::key_bit(r.key());
         match &mut self.index {
             Some(index) => {
                 index.insert(r.key(), at);
@@ -143,8 +144,8 @@ impl Record for Mark {
     fn key(&self) -> Self::Key {
         (self.id, self.alloc)
     }
-    fn filter_bit(key: Self::Key) -> u64 {
-        id_bit(key.0)
+    fn key_bit(key: Self::Key) -> u64 {
+        filter_bit(key.0)
     }
 }
 
@@ -169,8 +170,8 @@ impl Record for Removal {
     fn live(&self) -> bool {
         self.size != Self::DEAD
     }
-    fn filter_bit(key: EntryId) -> u64 {
-        id_bit(key)
+    fn key_bit(key: EntryId) -> u64 {
+        filter_bit(key)
     }
 }
 
@@ -183,8 +184,8 @@ impl Record for Created {
     fn key(&self) -> Self::Key {
         (self.0, self.1)
     }
-    fn filter_bit(key: Self::Key) -> u64 {
-        id_bit(key.0)
+    fn key_bit(key: Self::Key) -> u64 {
+        filter_bit(key.0)
     }
 }
 
@@ -270,8 +271,8 @@ mod tests {
         fn key(&self) -> usize {
             self.0
         }
-        fn filter_bit(key: usize) -> u64 {
-            id_bit(key)
+        fn key_bit(key: usize) -> u64 {
+            filter_bit(key)
         }
     }
 
@@ -288,7 +289,7 @@ mod tests {
         let absent = (1..10_000).filter(|k| k % 7919 != 0);
         assert!(absent.clone().all(|k| rs.find(k).is_none()));
         // Some of them end at the filter (the point of it).
-        assert!(absent.filter(|&k| rs.bits & id_bit(k) == 0).count() > 0);
+        assert!(absent.filter(|&k| rs.bits & filter_bit(k) == 0).count() > 0);
         rs.clear();
         assert_eq!(rs.bits, 0);
     }

@@ -52,45 +52,33 @@ fn round_trip(dev: &dyn Device, q: QueueId, srcs: &[Vec<u8>]) {
 /// [`round_trip`]; with `exit_order`, as a region's exit does it: the copies back are issued
 /// (`Device::issue`) and the blocks freed on the queue before the synchronisation.
 fn round_trip_as(dev: &dyn Device, q: QueueId, srcs: &[Vec<u8>], exit_order: bool) {
+    let copy = |kind, dst: usize, src: usize, len| dev.copy(kind, dst, src, len, Some(q)).unwrap();
+    let free = |blocks: &[usize]| {
+        for &d in blocks {
+            dev.free(d, AllocKind::Device, Some(q)).unwrap();
+        }
+    };
     let blocks: Vec<usize> = srcs
         .iter()
         .map(|s| dev.alloc(s.len(), AllocKind::Device, Some(q)).unwrap())
         .collect();
     for (s, &d) in srcs.iter().zip(&blocks) {
-        dev.copy(
-            CopyKind::HostToDevice,
-            d,
-            s.as_ptr() as usize,
-            s.len(),
-            Some(q),
-        )
-        .unwrap();
+        copy(CopyKind::HostToDevice, d, s.as_ptr() as usize, s.len());
     }
     let mut backs: Vec<Vec<u8>> = srcs.iter().map(|s| vec![0u8; s.len()]).collect();
     for (b, &d) in backs.iter_mut().zip(&blocks) {
-        dev.copy(
-            CopyKind::DeviceToHost,
-            b.as_mut_ptr() as usize,
-            d,
-            b.len(),
-            Some(q),
-        )
-        .unwrap();
+        copy(CopyKind::DeviceToHost, b.as_mut_ptr() as usize, d, b.len());
     }
     if exit_order {
         dev.issue(q).unwrap();
-        for &d in &blocks {
-            dev.free(d, AllocKind::Device, Some(q)).unwrap();
-        }
+        free(&blocks);
     }
     dev.synchronize(q).unwrap();
     for (k, (s, b)) in srcs.iter().zip(&backs).enumerate() {
         assert!(s == b, "copy {k} of {} bytes came back different", s.len());
     }
     if !exit_order {
-        for d in blocks {
-            dev.free(d, AllocKind::Device, Some(q)).unwrap();
-        }
+        free(&blocks);
     }
 }
 

@@ -102,14 +102,14 @@ fn event_new() -> Result<sys::CUevent, String> {
     Ok(e)
 }
 
-fn event_record(e: sys::CUevent, s: CUstream) -> Result<(), String> {
+pub(crate) fn event_record(e: sys::CUevent, s: CUstream) -> Result<(), String> {
     // SAFETY: records a live event on a live stream.
     ck("cuEventRecord", unsafe { sys::cuEventRecord(e, s) })
 }
 
 /// An event whose synchronisation blocks the waiting thread (it sleeps until the work is done
 /// instead of spinning on the CPU), without timing.
-fn blocking_event() -> Result<sys::CUevent, String> {
+pub(crate) fn blocking_event() -> Result<sys::CUevent, String> {
     let mut e: sys::CUevent = std::ptr::null_mut();
     let flags = sys::CUevent_flags::CU_EVENT_BLOCKING_SYNC as u32
         | sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32;
@@ -128,7 +128,7 @@ fn record_and_wait(e: sys::CUevent, s: CUstream) -> Result<(), String> {
 }
 
 /// Whether the work before `e` on its stream is done (without waiting).
-fn event_done(e: sys::CUevent) -> Result<bool, String> {
+pub(crate) fn event_done(e: sys::CUevent) -> Result<bool, String> {
     // SAFETY: queries a live event.
     match unsafe { sys::cuEventQuery(e) } {
         CUresult::CUDA_SUCCESS => Ok(true),

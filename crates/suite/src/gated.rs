@@ -16,9 +16,11 @@
 //! A `gated` region that needs no copy in would still run the queued kernel (on an empty table):
 //! a runtime would queue one only for a queue whose last region had small copies in.
 
-use crate::floor::{Gpu, alloc, ck, pinned, stream_new, sync};
-use crate::probe::{shuttle, timed_regions};
-use cudarc::driver::sys::{self, CUdeviceptr, CUresult};
+use crate::floor::{
+    Gpu, alloc, blocking_event, ck, event_done, event_record, pinned, stream_new, sync,
+};
+use crate::probe::{report_times, shuttle, timed_regions};
+use cudarc::driver::sys::{self, CUdeviceptr};
 use std::sync::atomic::{Ordering, fence};
 use std::time::{Duration, Instant};
 
@@ -53,17 +55,6 @@ fn open(flag: usize, value: u32) {
     fence(Ordering::SeqCst);
 }
 
-fn event_wait(e: sys::CUevent) -> Result<(), String> {
-    loop {
-        // SAFETY: queries a live, recorded event.
-        match unsafe { sys::cuEventQuery(e) } {
-            CUresult::CUDA_SUCCESS => return Ok(()),
-            CUresult::CUDA_ERROR_NOT_READY => std::hint::spin_loop(),
-            r => return Err(format!("cuEventQuery failed: {r:?}")),
-        }
-    }
-}
-
 pub fn gated_copies(iters: usize, reps: usize, work_us: u64) -> Result<(), String> {
     let gpu = Gpu::new()?;
     let s = stream_new()?;
@@ -92,12 +83,8 @@ pub fn gated_copies(iters: usize, reps: usize, work_us: u64) -> Result<(), Strin
         }
     }
     let spans = [(host + data_off, host + data_off, K * BYTES)];
-    let mut e: sys::CUevent = std::ptr::null_mut();
-    let no_timing = sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32;
-    // SAFETY: creates an event in the current context.
-    ck("cuEventCreate", unsafe {
-        sys::cuEventCreate(&mut e, no_timing)
-    })?;
+    // Without timing; polled, so its blocking flag does not matter.
+    let e = blocking_event()?;
     let mut arrays = vec![0f64; K * BYTES / 8];
     let mut round = 0u32;
     for mode in ["launched", "gated"] {
@@ -124,11 +111,12 @@ pub fn gated_copies(iters: usize, reps: usize, work_us: u64) -> Result<(), Strin
                 busy(work_us);
                 gpu.launch(gpu.copyk, K as u32, 128, &mut [host + TABLE], s)?;
                 if gated {
-                    // SAFETY: records a live event on a live stream.
-                    ck("cuEventRecord", unsafe { sys::cuEventRecord(e, s) })?;
+                    event_record(e, s)?;
                     gate(s, flag, round + 1)?;
                     gpu.launch(gpu.copyk, K as u32, 128, &mut [host], s)?;
-                    event_wait(e)?;
+                    while !event_done(e)? {
+                        std::hint::spin_loop();
+                    }
                 } else {
                     sync(s)?;
                 }
@@ -145,15 +133,8 @@ pub fn gated_copies(iters: usize, reps: usize, work_us: u64) -> Result<(), Strin
             sync(s)?;
         }
         let ok = (0..K).all(|k| arrays[k * BYTES / 8] == done as f64);
-        println!(
-            "probe=gated-copies mode={mode} work_us={work_us} arrays={K} bytes={BYTES} median_us={:.2} min_us={:.2} result={}",
-            times[times.len() / 2],
-            times[0],
-            if ok { "ok" } else { "WRONG" }
-        );
-        if !ok {
-            return Err(format!("gated-copies: wrong values in mode {mode}"));
-        }
+        let what = format!("gated-copies mode={mode} work_us={work_us} arrays={K} bytes={BYTES}");
+        report_times(&what, &times, ok)?;
     }
     Ok(())
 }

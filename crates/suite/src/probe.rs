@@ -343,15 +343,11 @@ pub fn small_copies(iters: usize, reps: usize) -> Result<(), String> {
         // Every mode but `none` moves each array's first word through touch16's increment.
         let want = if mode == "none" { 0.0 } else { done as f64 };
         let ok = (0..K).all(|k| arrays[k * BYTES / 8] == want);
-        println!(
-            "probe=small-copies mode={mode} arrays={K} bytes={BYTES} median_us={:.2} min_us={:.2} result={}",
-            times[times.len() / 2],
-            times[0],
-            if ok { "ok" } else { "WRONG" }
-        );
-        if !ok {
-            return Err(format!("small-copies: wrong values in mode {mode}"));
-        }
+        report_times(
+            &format!("small-copies mode={mode} arrays={K} bytes={BYTES}"),
+            &times,
+            ok,
+        )?;
     }
     Ok(())
 }
@@ -374,6 +370,23 @@ pub(crate) fn timed_regions(
     }
     times.sort_by(f64::total_cmp);
     Ok((times, done))
+}
+
+/// Prints a probe's line for `what` (the probe and its settings): the median and the
+/// fastest of the sorted per-region `times`, and whether its result was right (`ok`); an
+/// error when it was not.
+pub(crate) fn report_times(what: &str, times: &[f64], ok: bool) -> Result<(), String> {
+    println!(
+        "probe={what} median_us={:.2} min_us={:.2} result={}",
+        times[times.len() / 2],
+        times[0],
+        if ok { "ok" } else { "WRONG" }
+    );
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("{what}: wrong values"))
+    }
 }
 
 /// One `cuMemcpyBatchAsync` between `blocks` and consecutive pieces of `bytes` at `host`.

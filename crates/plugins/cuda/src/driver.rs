@@ -86,16 +86,24 @@ pub fn driver_present() -> bool {
 
 /// Sets `ctx` current on this thread unless it already is (the driver keeps the current
 /// context per thread; every device operation needs its own).
+#[inline]
 pub fn make_current(ctx: CUcontext) -> Result<()> {
-    thread_local! {
-        static CURRENT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-    }
-    if CURRENT.with(|c| c.get()) == ctx as usize {
+    if CURRENT.get() == ctx as usize {
         return Ok(());
     }
+    set_current(ctx)
+}
+
+thread_local! {
+    /// The context this thread made current last ([`make_current`]).
+    static CURRENT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+#[cold]
+fn set_current(ctx: CUcontext) -> Result<()> {
     // SAFETY: ctx is a retained primary context.
     call("cuCtxSetCurrent", || unsafe { sys::cuCtxSetCurrent(ctx) })?;
-    CURRENT.with(|c| c.set(ctx as usize));
+    CURRENT.set(ctx as usize);
     Ok(())
 }
 
@@ -269,8 +277,16 @@ pub mod profile {
         enabled().then(Instant::now)
     }
 
+    /// Counts a call that began at `started` (`None`: not profiling, nothing to do).
+    #[inline]
     pub fn record(what: &'static str, started: Option<Instant>) {
-        let Some(t) = started else { return };
+        if let Some(t) = started {
+            add(what, t);
+        }
+    }
+
+    #[cold]
+    fn add(what: &'static str, t: Instant) {
         let ns = t.elapsed().as_nanos();
         let mut totals = TOTALS.lock();
         totals

@@ -60,6 +60,10 @@ impl Staging {
     /// Whether this thread staged `[src, src + size)` ahead (then it is pageable memory and
     /// the copy is staged: the caller need not ask the driver again).
     pub fn is_prestaged(&self, src: usize, size: usize) -> bool {
+        let (lo, hi) = self.prestage_sizes();
+        if size < lo || size > hi {
+            return false;
+        }
         self.with_prestaged(|p| p.as_ref().is_some_and(|p| self.is(p, src, size)))
     }
 

@@ -59,12 +59,20 @@ impl CopyKernel {
 
     /// Loads the kernel in `ctx` unless that was done or tried already (one atomic load
     /// then). Call with no lock of ours held: the driver JIT-compiles the PTX.
+    #[inline]
     pub(super) fn prepare(&self, ctx: CUcontext) {
-        if self.state.load(Ordering::Acquire) != UNLOADED
-            || self
-                .state
-                .compare_exchange(UNLOADED, LOADING, Ordering::Acquire, Ordering::Acquire)
-                .is_err()
+        if self.state.load(Ordering::Acquire) != UNLOADED {
+            return;
+        }
+        self.load_once(ctx);
+    }
+
+    #[cold]
+    fn load_once(&self, ctx: CUcontext) {
+        if self
+            .state
+            .compare_exchange(UNLOADED, LOADING, Ordering::Acquire, Ordering::Acquire)
+            .is_err()
         {
             return;
         }

@@ -26,17 +26,26 @@ impl<T: Copy, const N: usize> Default for Words<T, N> {
 }
 
 impl<T: Copy, const N: usize> Words<T, N> {
+    #[inline]
     pub fn push(&mut self, w: T) {
         if self.heap.is_empty() && self.len < N {
             self.inline[self.len].write(w);
+            self.len += 1;
         } else {
-            if self.heap.is_empty() {
-                let mut heap = Vec::with_capacity(N * 2);
-                heap.extend_from_slice(self.inline_slice());
-                self.heap = heap;
-            }
-            self.heap.push(w);
+            self.push_spilled(w);
         }
+    }
+
+    /// [`Words::push`] past the inline words: they move to the heap the first time.
+    #[cold]
+    #[inline(never)]
+    fn push_spilled(&mut self, w: T) {
+        if self.heap.is_empty() {
+            let mut heap = Vec::with_capacity(N * 2);
+            heap.extend_from_slice(self.inline_slice());
+            self.heap = heap;
+        }
+        self.heap.push(w);
         self.len += 1;
     }
 

@@ -189,7 +189,8 @@ const SHARDS: usize = 64;
 /// One shard, on cache lines of its own.
 #[repr(align(128))]
 struct Shard {
-    /// Copies waiting in the batches of this shard's streams (0: `flush` need not lock).
+    /// How many of this shard's streams have copies waiting in their batch (0: `flush`
+    /// need not lock).
     batched: AtomicUsize,
     streams: Lock<AddrMap<usize, PerStream>>,
 }

@@ -103,9 +103,12 @@ impl Staging {
             // Another direction, or a range an earlier copy writes: that batch first.
             self.issue_batch(&shard.batched, b, s)?;
         }
+        if b.sizes.is_empty() {
+            // One atomic per batch, not per copy: a construct's copies share one.
+            shard.batched.fetch_add(1, Ordering::Relaxed);
+        }
         b.to_device = to_device;
         b.push(dst, src, size);
-        shard.batched.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
 
@@ -127,10 +130,12 @@ impl Staging {
     }
 
     /// Queues the copies of `b` on `s` and empties it (keeping its capacity); `batched`
-    /// counts the copies waiting in the batches of `s`'s shard.
+    /// counts the non-empty batches of `s`'s shard.
     fn issue_batch(&self, batched: &AtomicUsize, b: &mut Batch, s: CUstream) -> Result<()> {
-        let n = b.sizes.len();
-        batched.fetch_sub(n, Ordering::Relaxed);
+        if b.sizes.is_empty() {
+            return Ok(());
+        }
+        batched.fetch_sub(1, Ordering::Relaxed);
         let r = self.issue_copies(b, s);
         b.clear();
         r

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Instructions per region (callgrind) of bench/gpu_scenarios.c on the CUDA path of our runtime,
+# Instructions and atomic instructions (lock acquisitions and releases, reference counts:
+# callgrind --collect-bus) per region of bench/gpu_scenarios.c on the CUDA path of our runtime,
 # on a machine without a GPU: a fake driver (tests/fakecuda/fakecuda.c, built here as
 # target/fakecuda/libcuda.so.1) does copies and fills at once in host memory and runs no
 # kernel but the plugin's staging copy kernel. Counts, unlike times, do not depend on the
@@ -53,7 +54,7 @@ echo "$launches cuLaunchKernel calls for 14 regions (OMPTARGET_RS_PROFILE=1)"
 # fake driver (from the call records' inclusive costs).
 cg() { # scenario reps
   local f=$out/callgrind.$1.$2
-  if ! LD_LIBRARY_PATH=$lib valgrind --tool=callgrind --callgrind-out-file="$f" "$B" "$1" "$2" 1 \
+  if ! LD_LIBRARY_PATH=$lib valgrind --tool=callgrind --collect-bus=yes --callgrind-out-file="$f" "$B" "$1" "$2" 1 \
     > /dev/null 2> "$f.log"; then
     cat "$f.log" >&2
     exit 1
@@ -71,13 +72,13 @@ cg() { # scenario reps
     /^cfn=/ { cfn = name("fn", substr($0, 5)); next }
     /^calls=/ { call = 1; next }
     /^[0-9+*-]/ {
-      if (!call) { total += $2; next }
+      if (!call) { total += $2; atomics += $3; next }
       call = 0  # the line after calls=: the inclusive cost of those calls
       if (cob ~ /\/libcuda\.so\.1$/ && ob !~ /\/libcuda\.so\.1$/) fake += $2
       if (cfn == "ompt_libomp_connect") libomp += $2
       cob = ob
     }
-    END { printf "%d %d\n", total - libomp, fake }' "$f"
+    END { printf "%d %d %d\n", total - libomp, fake, atomics }' "$f"
   [[ $1 == "$annotate" ]] || rm -f "$f" "$f.log"
 }
 # scenario, its iterations per repetition, the two repetition counts: N = 4 warm-up regions +
@@ -86,9 +87,9 @@ for row in "empty 10000 1 2" "map64B 10000 1 2" "arrays16x1KiB 1000 2 6"; do
   read -r s iters r1 r2 <<< "$row"
   n1=$((4 + r1 * iters)) n2=$((4 + r2 * iters)) d=$(((r2 - r1) * iters))
   one=$(cg "$s" "$r1") two=$(cg "$s" "$r2")
-  read -r a fa <<< "$one"
-  read -r b fb <<< "$two"
-  echo "callgrind ours+fakecuda $s: N=$n1 $a, N=$n2 $b instructions; per region (difference / $d): $(((b - a) / d)), of which $(((fb - fa) / d)) in the fake driver"
+  read -r a fa ga <<< "$one"
+  read -r b fb gb <<< "$two"
+  echo "callgrind ours+fakecuda $s: N=$n1 $a, N=$n2 $b instructions; per region (difference / $d): $(((b - a) / d)), of which $(((fb - fa) / d)) in the fake driver; atomic instructions per region: $(((gb - ga) / d))"
 done
 if [[ -n $annotate ]]; then
   echo "kept: $(ls "$out"/callgrind."$annotate".* | grep -v '\.log$' | tr '\n' ' ')(callgrind_annotate --inclusive=yes FILE)"

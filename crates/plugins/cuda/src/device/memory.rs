@@ -16,11 +16,13 @@ impl CudaDevice {
         kind: AllocKind,
         queue: Option<QueueId>,
     ) -> Result<DevicePtr> {
-        self.current()?;
         let size = size.max(1);
         match kind {
+            // Makes the context current where it calls the driver (a block from the cache
+            // needs no driver call).
             AllocKind::Device => self.alloc_device(size, queue),
             AllocKind::Host => {
+                self.current()?;
                 let mut p: *mut std::ffi::c_void = std::ptr::null_mut();
                 // SAFETY: pinned host allocation.
                 call("cuMemAllocHost", || unsafe {
@@ -30,6 +32,7 @@ impl CudaDevice {
                 Ok(p as usize)
             }
             AllocKind::Shared => {
+                self.current()?;
                 let mut p: CUdeviceptr = 0;
                 // SAFETY: managed allocation visible to host and device.
                 call("cuMemAllocManaged", || unsafe {
@@ -59,6 +62,7 @@ impl CudaDevice {
             });
         }
         let Some(pool) = &self.pool else {
+            self.current()?;
             let mut ptr: CUdeviceptr = 0;
             // SAFETY: writes the allocation's address.
             call("cuMemAlloc", || unsafe {
@@ -78,6 +82,7 @@ impl CudaDevice {
             }
             None => (size, None),
         };
+        self.current()?;
         let attempt = |size: usize| -> Result<usize> {
             let mut ptr: CUdeviceptr = 0;
             let mut alloc = |s: CUstream| {
@@ -127,15 +132,20 @@ impl CudaDevice {
         kind: AllocKind,
         queue: Option<QueueId>,
     ) -> Result<()> {
-        self.current()?;
         if kind == AllocKind::Device
             && let Some(pool) = &self.pool
         {
             pool.note_activity();
         }
+        // No driver call for a block of the record region or one the cache takes back.
+        if kind == AllocKind::Device
+            && (self.record.get().is_some_and(|r| r.contains(ptr))
+                || self.blocks.give_back(ptr, queue.map(|q| q.0)))
+        {
+            return Ok(());
+        }
+        self.current()?;
         match kind {
-            AllocKind::Device if self.record.get().is_some_and(|r| r.contains(ptr)) => Ok(()),
-            AllocKind::Device if self.blocks.give_back(ptr, queue.map(|q| q.0)) => Ok(()),
             AllocKind::Device if self.pool.is_some() => match queue {
                 Some(q) => {
                     let s = self.submit(q)?;

@@ -88,6 +88,9 @@ pub struct Config {
     /// `OMPTARGET_RS_CUDA_PACK_COPIES` (default true): small staged copies share a pinned
     /// arena per stream.
     pub cuda_pack_copies: bool,
+    /// `OMPTARGET_RS_CUDA_STREAMING_STORES` (default true): the host side of large staged
+    /// copies stores past the caches.
+    pub cuda_streaming_stores: bool,
     /// `OMPTARGET_RS_CUDA_POOL_PREALLOCATE` (bytes, default 256 MiB; 0 disables): the CUDA
     /// memory pool is grown by this much when the device initialises, then trimmed to
     /// `cuda_pool_idle_keep`.
@@ -159,6 +162,7 @@ impl Default for Config {
             cuda_blocking_sync: false,
             cuda_spin_us: Some(1000),
             cuda_pack_copies: true,
+            cuda_streaming_stores: true,
             cuda_pool_preallocate: 256 << 20,
             cuda_pool_idle_keep: 0,
             cuda_record_va: 0x6000_0000_0000,
@@ -369,6 +373,10 @@ impl Config {
                 None => d.cuda_spin_us,
             },
             cuda_pack_copies: r.flag("OMPTARGET_RS_CUDA_PACK_COPIES", d.cuda_pack_copies),
+            cuda_streaming_stores: r.flag(
+                "OMPTARGET_RS_CUDA_STREAMING_STORES",
+                d.cuda_streaming_stores,
+            ),
             cuda_pool_preallocate: bytes(
                 "OMPTARGET_RS_CUDA_POOL_PREALLOCATE",
                 d.cuda_pool_preallocate,

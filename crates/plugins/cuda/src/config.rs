@@ -71,6 +71,9 @@ pub struct CudaConfig {
     /// `OMPTARGET_RS_CUDA_PACK_COPIES` (default on): staged copies of at most 2 KiB share a
     /// pinned arena per stream instead of a 4 KiB buffer each (staging.rs).
     pub pack_copies: bool,
+    /// `OMPTARGET_RS_CUDA_STREAMING_STORES` (default on): the host side of staged copies of
+    /// 8 MiB and more stores past the caches (staging/bytes.rs).
+    pub streaming_stores: bool,
     /// `LIBOMPTARGET_INFO` at start-up, for the lines the plugin prints while initialising.
     pub info: u32,
 }
@@ -92,6 +95,7 @@ impl Default for CudaConfig {
             blocking_sync: false,
             spin_us: Some(crate::wait::DEFAULT_SPIN_US),
             pack_copies: true,
+            streaming_stores: true,
             info: 0,
             pool_preallocate: 256 << 20,
             pool_idle_keep: 0,

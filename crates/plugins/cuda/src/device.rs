@@ -283,6 +283,7 @@ impl CudaDevice {
                     batching: batch_copies,
                     copy_kernel: config.copy_kernel,
                     pack: config.pack_copies,
+                    streaming: config.streaming_stores,
                 },
                 waiter.clone(),
             ),

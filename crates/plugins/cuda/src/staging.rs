@@ -35,6 +35,7 @@
 mod ahead;
 mod batch;
 mod buffers;
+mod bytes;
 mod copy_kernel;
 mod helpers;
 mod landing;
@@ -42,6 +43,7 @@ mod landing;
 use crate::driver::{CUcontext, CUdeviceptr, CUstream, call};
 use batch::Batch;
 use buffers::{Pool, Slot};
+use bytes::{STREAM_MIN, copy_bytes, copy_streaming};
 use cudarc::driver::sys;
 use helpers::Helpers;
 use landing::Landings;
@@ -172,6 +174,9 @@ pub struct Staging {
     copy_kernel: copy_kernel::CopyKernel,
     /// Bytes of large copies to or from pageable memory so far (see [`Staging::worth_it`]).
     pageable_bytes: AtomicUsize,
+    /// Copies of at least [`STREAM_MIN`] bytes store past the caches
+    /// (`OMPTARGET_RS_CUDA_STREAMING_STORES`, on by default).
+    streaming: bool,
     /// Apart from the settings every copy reads.
     pool: Padded<Lock<Pool>>,
     /// Each stream's staged work, in the shard of its stream.
@@ -209,15 +214,6 @@ fn no_buffer(f: impl FnOnce() -> Result<()>) -> Result<()> {
     r
 }
 
-fn copy_bytes(dst: usize, src: usize, size: usize) {
-    let started = crate::driver::profile::start();
-    // SAFETY: callers pass ranges the core guarantees live (the program's host memory for
-    // the construct's duration) and pinned buffers of at least `size` bytes; they never
-    // overlap (one is ours).
-    unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, size) };
-    crate::driver::profile::record("(host copy to/from staging buffers)", started);
-}
-
 /// How a device stages its copies.
 pub struct Options {
     /// Pinned bytes at most.
@@ -230,6 +226,8 @@ pub struct Options {
     pub copy_kernel: bool,
     /// Small copies are packed into an arena per stream.
     pub pack: bool,
+    /// Large copies store past the caches (`bytes::copy_streaming`).
+    pub streaming: bool,
 }
 
 impl Staging {
@@ -245,6 +243,7 @@ impl Staging {
             batching,
             copy_kernel,
             pack,
+            streaming,
         } = o;
         Self {
             waiter,
@@ -258,6 +257,7 @@ impl Staging {
             batch_api: std::sync::atomic::AtomicBool::new(true),
             copy_kernel: copy_kernel::CopyKernel::new(batching && copy_kernel),
             pageable_bytes: AtomicUsize::new(0),
+            streaming,
             pool: Padded(Lock::with_default(&POOL)),
             shards: (0..SHARDS)
                 .map(|_| Shard {
@@ -281,6 +281,7 @@ impl Staging {
                 batching: true,
                 copy_kernel: false,
                 pack: true,
+                streaming: true,
             },
             std::sync::Arc::new(crate::wait::Waiter::new(None)),
         )
@@ -289,6 +290,16 @@ impl Staging {
     /// The shard holding `stream`'s records.
     fn shard(&self, stream: usize) -> &Shard {
         &self.shards[shard_of(stream)]
+    }
+
+    /// Copies `len` bytes of a copy of `whole` bytes between the program's memory and a
+    /// staging buffer: past the caches when the whole copy is large ([`STREAM_MIN`]).
+    fn host_copy(&self, dst: usize, src: usize, len: usize, whole: usize) {
+        if self.streaming && whole >= STREAM_MIN {
+            copy_streaming(dst, src, len);
+        } else {
+            copy_bytes(dst, src, len);
+        }
     }
 
     pub fn enabled(&self) -> bool {
@@ -500,7 +511,7 @@ impl Staging {
             let (off, len) = chunk(i);
             let slot = self.take(len, size, true)?;
             if let Some(slot) = &slot {
-                copy_bytes(slot.buf, src + off, len);
+                self.host_copy(slot.buf, src + off, len, size);
             }
             Ok(slot)
         };

@@ -144,7 +144,7 @@ impl Staging {
                 if !known_done {
                     self.waiter.event(slot.event)?;
                 }
-                copy_bytes(dst + off, slot.buf + off, piece);
+                self.host_copy(dst + off, slot.buf + off, piece, bytes);
                 Ok(())
             })?;
         }

@@ -2,7 +2,7 @@
 // buffer into another), to tell whether staging through pinned buffers is bound by the host:
 // `memcpy` of each share at once, then in 1 MiB pieces with `memcpy` and with non-temporal
 // (streaming) stores, as the CUDA plugin fills and empties staging buffers
-// (crates/plugins/cuda/src/staging/bytes.rs).
+// (crates/plugins/cuda/src/staging/bytes.rs); then one array copied again and again.
 // usage: memcpy_bw [max_threads=16]
 #include <emmintrin.h>
 #include <pthread.h>
@@ -90,6 +90,26 @@ int main(int argc, char **argv) {
         if (dt < best) best = dt;
       }
       printf("%s threads=%d GB/s=%.1f\n", names[mode], n, SIZE / best / 1e9);
+    }
+  }
+  // One array copied into one buffer again and again, both hot in the caches where they fit
+  // (the case streaming stores help least): µs per copy.
+  for (long n = 1L << 20; n <= 64L << 20; n *= 4) {
+    long reps = (1L << 30) / n;
+    for (int m = 1; m <= 2; ++m) {
+      double best = 1e9;
+      for (int r = 0; r < 3; ++r) {
+        double t0 = now();
+        for (long k = 0; k < reps; ++k) {
+          if (m == 1)
+            memcpy(dst, src, (size_t)n);
+          else
+            stream(dst, src, n);
+        }
+        double dt = (now() - t0) / reps;
+        if (dt < best) best = dt;
+      }
+      printf("%s again MiB=%ld us=%.1f\n", m == 1 ? "memcpy" : "stream", n >> 20, best * 1e6);
     }
   }
   return 0;

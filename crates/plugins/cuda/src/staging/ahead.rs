@@ -3,7 +3,7 @@
 //! now, and its next copy of exactly that range to the device ([`Staging::to_device`]) only
 //! queues the DMA. One buffer per thread at most; an unused one goes back with `unstage`.
 
-use super::{SMALL, Staging, WHOLE, buffers::Slot, copy_bytes};
+use super::{SMALL, Staging, WHOLE, buffers::Slot};
 use omptarget_plugin::Result;
 
 /// A prestaged copy: which staging (its address), the program's range (begin, bytes), the
@@ -39,7 +39,7 @@ impl Staging {
         let Some(slot) = self.take(size, size, true)? else {
             return Ok(false);
         };
-        copy_bytes(slot.buf, src, size);
+        self.host_copy(slot.buf, src, size, size);
         PRESTAGED.set(Some((self.key(), src, size, slot)));
         Ok(true)
     }

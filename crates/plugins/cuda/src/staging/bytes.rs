@@ -4,9 +4,14 @@
 //! outgrows the caches), so large copies may store past the caches ([`copy_streaming`]).
 
 /// Copies whose whole (every chunk together) is at least this large store past the caches
-/// when the device allows it (`Options::streaming`): they outgrow a core's caches, so
-/// regular stores would first read each destination line (a third pass over memory) only
-/// to evict it again.
+/// when the device allows it (`Options::streaming`): the copies shared between threads,
+/// which outgrow a core's caches, so regular stores would first read each destination line
+/// (a third pass over memory) only to evict it again. `bench/tools/memcpy_bw.c`'s "again"
+/// lines copy one array again and again with both buffers hot, the case streaming helps
+/// least: on the development VM 64 MiB took 5.0 ms streaming against 9.2 with `memcpy`, 16
+/// MiB 1.25 against 1.19 ms, 4 MiB 309 against 294 µs, 1 MiB 49 against 33 µs; and with 4 MiB
+/// copies streaming `nowait32x4MiB`'s host copies took as long as before under the fake
+/// driver (`docs/results/host-2026-12-05-streaming.txt`), so smaller copies keep `memcpy`.
 pub(super) const STREAM_MIN: usize = super::PARALLEL_MIN;
 
 pub(super) fn copy_bytes(dst: usize, src: usize, size: usize) {
@@ -24,7 +29,7 @@ pub(super) fn copy_bytes(dst: usize, src: usize, size: usize) {
 /// buffers were not page-aligned), four pages side by side, then a store fence, so the bytes
 /// are visible to the DMA and to other threads before anything this thread does next.
 /// `bench/tools/memcpy_bw.c` compares it with `memcpy` in 1 MiB pieces: on the development
-/// VM 11.1 against 7.0 GB/s on one thread, 21.2 against 13.4 on two
+/// VM 11.0 against 6.9 GB/s on one thread, 20.5 against 12.6 on two
 /// (`docs/results/host-2026-12-05-streaming.txt`).
 pub(super) fn copy_streaming(dst: usize, src: usize, size: usize) {
     let started = crate::driver::profile::start();

@@ -13,6 +13,13 @@
 //!   the flag (a store, no driver call) where `launched` calls `cuLaunchKernel`. The region's
 //!   wait is an event after its copy kernel back (the stream itself is never idle).
 //!
+//! - `graph`: the three kernels captured once into a CUDA graph, one `cuGraphLaunch` per
+//!   region (the same tables and arguments every region: the least a graph can cost).
+//! - `graph-update`: the copy kernel in and the kernel as a graph whose kernel node gets its
+//!   arguments again each region (`cuGraphExecKernelNodeSetParams`, as a runtime would have
+//!   to: each region's device addresses), launched after the entry's work; the copy kernel
+//!   back launched after the exit's, as today (a runtime decides the copies back only there).
+//!
 //! A `gated` region that needs no copy in would still run the queued kernel (on an empty table):
 //! a runtime would queue one only for a queue whose last region had small copies in.
 
@@ -87,7 +94,8 @@ pub fn gated_copies(iters: usize, reps: usize, work_us: u64) -> Result<(), Strin
     let e = blocking_event()?;
     let mut arrays = vec![0f64; K * BYTES / 8];
     let mut round = 0u32;
-    for mode in ["launched", "gated"] {
+    let mut ptrs: Vec<usize> = blocks.iter().map(|&b| b as usize).collect();
+    for mode in ["launched", "gated", "graph", "graph-update"] {
         for a in arrays.iter_mut() {
             *a = 0.0;
         }
@@ -96,17 +104,49 @@ pub fn gated_copies(iters: usize, reps: usize, work_us: u64) -> Result<(), Strin
             gate(s, flag, round + 1)?;
             gpu.launch(gpu.copyk, K as u32, 128, &mut [host], s)?;
         }
+        // The graph of the mode (none for the first two) and its kernel node.
+        let graph = match mode {
+            "graph" => Some(Graph::capture(s, || {
+                gpu.launch(gpu.copyk, K as u32, 128, &mut [host], s)?;
+                gpu.launch(gpu.touch16, 1, 1, &mut ptrs.clone(), s)?;
+                gpu.launch(gpu.copyk, K as u32, 128, &mut [host + TABLE], s)
+            })?),
+            "graph-update" => Some(Graph::capture(s, || {
+                gpu.launch(gpu.copyk, K as u32, 128, &mut [host], s)?;
+                gpu.launch(gpu.touch16, 1, 1, &mut ptrs.clone(), s)
+            })?),
+            _ => None,
+        };
+        let node = match &graph {
+            Some(g) if mode == "graph-update" => Some(g.kernel_node(gpu.touch16)?),
+            _ => None,
+        };
         let mut region = |n: usize, arrays: &mut [f64]| -> Result<(), String> {
             for _ in 0..n {
                 busy(work_us);
                 shuttle(arrays, &spans, true);
+                if let Some(g) = &graph {
+                    if let Some((node, mut params)) = node {
+                        let mut slots: Vec<*mut std::ffi::c_void> =
+                            ptrs.iter_mut().map(|p| (p as *mut usize).cast()).collect();
+                        params.kernelParams = slots.as_mut_ptr();
+                        g.set_params(node, &params)?;
+                    }
+                    g.launch(s)?;
+                    busy(work_us);
+                    if mode == "graph-update" {
+                        gpu.launch(gpu.copyk, K as u32, 128, &mut [host + TABLE], s)?;
+                    }
+                    sync(s)?;
+                    shuttle(arrays, &spans, false);
+                    continue;
+                }
                 if gated {
                     round += 1;
                     open(flag, round);
                 } else {
                     gpu.launch(gpu.copyk, K as u32, 128, &mut [host], s)?;
                 }
-                let mut ptrs: Vec<usize> = blocks.iter().map(|&b| b as usize).collect();
                 gpu.launch(gpu.touch16, 1, 1, &mut ptrs, s)?;
                 busy(work_us);
                 gpu.launch(gpu.copyk, K as u32, 128, &mut [host + TABLE], s)?;
@@ -137,4 +177,102 @@ pub fn gated_copies(iters: usize, reps: usize, work_us: u64) -> Result<(), Strin
         report_times(&what, &times, ok)?;
     }
     Ok(())
+}
+
+/// A captured CUDA graph and its executable form (destroyed when dropped).
+struct Graph {
+    graph: sys::CUgraph,
+    exec: sys::CUgraphExec,
+}
+
+impl Graph {
+    /// What `launches` queues on `s`, captured as a graph and instantiated.
+    fn capture(
+        s: sys::CUstream,
+        launches: impl FnOnce() -> Result<(), String>,
+    ) -> Result<Self, String> {
+        // SAFETY: captures this thread's work on a live stream; the handles are written.
+        ck("cuStreamBeginCapture", unsafe {
+            sys::cuStreamBeginCapture_v2(
+                s,
+                sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
+            )
+        })?;
+        let queued = launches();
+        let mut graph: sys::CUgraph = std::ptr::null_mut();
+        // SAFETY: ends the capture begun above.
+        let ended = ck("cuStreamEndCapture", unsafe {
+            sys::cuStreamEndCapture(s, &mut graph)
+        });
+        queued.and(ended)?;
+        let mut exec: sys::CUgraphExec = std::ptr::null_mut();
+        // SAFETY: instantiates the live graph just captured.
+        ck("cuGraphInstantiateWithFlags", unsafe {
+            sys::cuGraphInstantiateWithFlags(&mut exec, graph, 0)
+        })?;
+        Ok(Self { graph, exec })
+    }
+
+    /// The graph's kernel node that runs `f`, with its parameters.
+    fn kernel_node(
+        &self,
+        f: sys::CUfunction,
+    ) -> Result<(sys::CUgraphNode, sys::CUDA_KERNEL_NODE_PARAMS), String> {
+        let mut n = 0usize;
+        // SAFETY: asks for the count only.
+        ck("cuGraphGetNodes", unsafe {
+            sys::cuGraphGetNodes(self.graph, std::ptr::null_mut(), &mut n)
+        })?;
+        let mut nodes = vec![std::ptr::null_mut(); n];
+        // SAFETY: `nodes` holds `n` handles.
+        ck("cuGraphGetNodes", unsafe {
+            sys::cuGraphGetNodes(self.graph, nodes.as_mut_ptr(), &mut n)
+        })?;
+        for node in nodes {
+            let mut ty = sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_EMPTY;
+            // SAFETY: a node of the live graph; writes its type.
+            ck("cuGraphNodeGetType", unsafe {
+                sys::cuGraphNodeGetType(node, &mut ty)
+            })?;
+            if ty != sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_KERNEL {
+                continue;
+            }
+            // SAFETY: a kernel node; the struct is written (all zero is a valid start).
+            let mut params: sys::CUDA_KERNEL_NODE_PARAMS = unsafe { std::mem::zeroed() };
+            ck("cuGraphKernelNodeGetParams", unsafe {
+                sys::cuGraphKernelNodeGetParams_v2(node, &mut params)
+            })?;
+            if params.func == f {
+                return Ok((node, params));
+            }
+        }
+        Err("the captured graph has no node of that kernel".into())
+    }
+
+    /// Gives kernel node `node` of the executable graph the parameters `params`.
+    fn set_params(
+        &self,
+        node: sys::CUgraphNode,
+        params: &sys::CUDA_KERNEL_NODE_PARAMS,
+    ) -> Result<(), String> {
+        // SAFETY: a kernel node of this graph; `params` points at live argument slots.
+        ck("cuGraphExecKernelNodeSetParams", unsafe {
+            sys::cuGraphExecKernelNodeSetParams_v2(self.exec, node, params)
+        })
+    }
+
+    fn launch(&self, s: sys::CUstream) -> Result<(), String> {
+        // SAFETY: an instantiated graph on a live stream.
+        ck("cuGraphLaunch", unsafe { sys::cuGraphLaunch(self.exec, s) })
+    }
+}
+
+impl Drop for Graph {
+    fn drop(&mut self) {
+        // SAFETY: destroyed once; the probe synchronised the stream first.
+        unsafe {
+            sys::cuGraphExecDestroy(self.exec);
+            sys::cuGraphDestroy(self.graph);
+        }
+    }
 }

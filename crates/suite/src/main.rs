@@ -84,7 +84,8 @@ enum Probe {
         reps: usize,
     },
     /// The small-copies region with WORK_US of host work around its launches, its copy kernel
-    /// in launched in the region or queued ahead behind a flag (see gated.rs).
+    /// in launched in the region, queued ahead behind a flag, or in a CUDA graph with the
+    /// kernel (see gated.rs).
     GatedCopies {
         #[arg(default_value_t = 1000)]
         iters: usize,

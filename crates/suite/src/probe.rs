@@ -10,8 +10,9 @@
 //! - `small-copies [ITERS] [REPS]`: the 16 × 1 KiB region's copies done seven ways (see
 //!   `small_copies`), per-region times: what the hardware allows for many small copies.
 //! - `gated-copies [ITERS] [REPS] [WORK_US]` (gated.rs): the same region with host work around
-//!   its launches, its copy kernel in launched in the region or queued a region ahead behind a
-//!   flag in pinned memory: what taking that launch off the critical path would save.
+//!   its launches, its copy kernel in launched in the region, queued a region ahead behind a
+//!   flag in pinned memory, or launched with the kernel as one CUDA graph: what taking launches
+//!   off the critical path would save.
 //! - `va [HINT...]`: where the driver puts reservations and allocations in a fresh process and
 //!   whether it honours a requested address (a replay needs its recording's addresses back).
 //! - `param-buffer`: a kernel launched with its parameters in one buffer, of the kernel's size

@@ -2,8 +2,9 @@
 // arrays entered once (map(alloc)), initialised by a kernel, then iterations of the five
 // kernels (copy, mul, add, triad, dot with a reduction into a mapped scalar), the nstream
 // kernel, `target update from` of the results and `exit data map(delete)`. 16 MiB per
-// array, so the CUDA plugin stages the updates through its large-copy path. The values are
-// small integers held in doubles, so every result, the dot product included (a sum of
+// array; one array then goes back and forth ten times, past the 256 MiB after which the CUDA
+// plugin stages large copies of pageable memory (in chunks, with streaming stores). The
+// values are small integers held in doubles, so every result, the dot product included (a sum of
 // equal integer products below 2^53, exact in any order), is exact and checked against
 // the same recurrence on the host.
 // CFLAGS: -Wno-pass-failed
@@ -68,6 +69,21 @@ int main(void) {
     if (a[i] != ea || b[i] != eb || c[i] != ec) bad++;
   printf("a=%.1f b=%.1f c=%.1f, %ld elements wrong\n", a[N - 1], b[N - 1], c[N - 1], bad);
   if (bad) errors++;
+
+  // Back and forth: the host halves c (plus a pattern), the device undoes it, ten times.
+  for (int r = 0; r < 10; ++r) {
+    for (long i = 0; i < N; ++i) c[i] = c[i] * 0.5 + (double)(i & 7);
+#pragma omp target update to(c[0:N])
+#pragma omp target teams distribute parallel for simd
+    for (long i = 0; i < N; ++i) c[i] = (c[i] - (double)(i & 7)) * 2.0;
+#pragma omp target update from(c[0:N])
+    bad = 0;
+    for (long i = 0; i < N; ++i) bad += c[i] != ec;
+    if (bad) {
+      printf("round %d: %ld elements of c wrong\n", r, bad);
+      errors++;
+    }
+  }
 
   // The host copies are the results; the device's are changed once more and deleted
   // without a copy back.

@@ -25,6 +25,10 @@
  *   cuMemPoolTrimTo and, above the release threshold, at synchronisations).
  * - Virtual memory management (cuMemCreate, cuMemMap, ...) and cuFuncGetParamInfo answer
  *   CUDA_ERROR_NOT_SUPPORTED; peer access is unsupported (one device).
+ * - The current context is kept per thread (cuCtxSetCurrent). Calls that work in the current
+ *   context (allocations and frees, stream, event and module creation, synchronous copies,
+ *   kernel launches) answer CUDA_ERROR_INVALID_CONTEXT on a thread that has none, as the
+ *   driver does: a runtime path that skips making its context current fails here too.
  */
 #define _GNU_SOURCE
 #include <elf.h>
@@ -326,9 +330,18 @@ API CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice d) {
   return CUDA_SUCCESS;
 }
 
+/* The context current on this thread (cuCtxSetCurrent). */
+static __thread CUcontext current_ctx __attribute__((tls_model("initial-exec")));
+
 API CUresult cuCtxSetCurrent(CUcontext ctx) {
-  return !ctx || ctx == &primary_ctx ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+  if (ctx && ctx != &primary_ctx) return CUDA_ERROR_INVALID_CONTEXT;
+  current_ctx = ctx;
+  return CUDA_SUCCESS;
 }
+
+/* At the start of a call that works in the current context. */
+#define NEED_CTX \
+  if (!current_ctx) return CUDA_ERROR_INVALID_CONTEXT
 
 API CUresult cuCtxSetLimit(int limit, size_t value) {
   (void)limit, (void)value;
@@ -387,6 +400,7 @@ API CUresult cuGetErrorString(CUresult e, const char **text) {
 
 API CUresult cuStreamCreate(CUstream *s, unsigned int flags) {
   (void)flags;
+  NEED_CTX;
   if (!s) return CUDA_ERROR_INVALID_VALUE;
   *s = handle(sizeof(struct fake_stream), TAG_STREAM);
   return *s ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
@@ -422,6 +436,7 @@ API CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags) {
 
 API CUresult cuEventCreate(CUevent *e, unsigned int flags) {
   (void)flags;
+  NEED_CTX;
   if (!e) return CUDA_ERROR_INVALID_VALUE;
   *e = handle(sizeof(struct fake_event), TAG_EVENT);
   return *e ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
@@ -459,34 +474,43 @@ API CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent end) {
 /* Memory. */
 
 API CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t size) {
+  NEED_CTX;
   if (!size) return CUDA_ERROR_INVALID_VALUE;
   return alloc_mem((void **)p, size, K_DEVICE);
 }
 
 API CUresult cuMemAllocManaged(CUdeviceptr *p, size_t size, unsigned int flags) {
   (void)flags;
+  NEED_CTX;
   if (!size) return CUDA_ERROR_INVALID_VALUE;
   return alloc_mem((void **)p, size, K_MANAGED);
 }
 
 API CUresult cuMemFree_v2(CUdeviceptr p) {
+  NEED_CTX;
   return free_mem((uintptr_t)p, 1u << K_DEVICE | 1u << K_MANAGED | 1u << K_POOL);
 }
 
 API CUresult cuMemAllocHost_v2(void **p, size_t size) {
+  NEED_CTX;
   if (!size) return CUDA_ERROR_INVALID_VALUE;
   return alloc_mem(p, size, K_HOST);
 }
 
-API CUresult cuMemFreeHost(void *p) { return free_mem((uintptr_t)p, 1u << K_HOST); }
+API CUresult cuMemFreeHost(void *p) {
+  NEED_CTX;
+  return free_mem((uintptr_t)p, 1u << K_HOST);
+}
 
 API CUresult cuMemAllocAsync(CUdeviceptr *p, size_t size, CUstream s) {
+  NEED_CTX;
   CHECK_STREAM(s);
   if (!size) return CUDA_ERROR_INVALID_VALUE;
   return alloc_mem((void **)p, size, K_POOL);
 }
 
 API CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s) {
+  NEED_CTX;
   CHECK_STREAM(s);
   return free_mem((uintptr_t)p, 1u << K_POOL | 1u << K_DEVICE | 1u << K_MANAGED);
 }
@@ -599,11 +623,13 @@ API CUresult cuPointerGetAttribute(void *data, int attr, CUdeviceptr p) {
 /* Copies and fills happen at once, whatever the stream. */
 
 API CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n) {
+  NEED_CTX;
   if (n) memcpy((void *)dst, src, n);
   return CUDA_SUCCESS;
 }
 
 API CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n) {
+  NEED_CTX;
   if (n) memcpy(dst, (const void *)src, n);
   return CUDA_SUCCESS;
 }
@@ -699,6 +725,7 @@ static void read_globals(struct fake_module *m, const unsigned char *img) {
 API CUresult cuModuleLoadDataEx(CUmodule *mod, const void *image, unsigned int nopts,
                                 int *opts, void **values) {
   (void)nopts, (void)opts, (void)values;
+  NEED_CTX;
   if (!mod || !image) return CUDA_ERROR_INVALID_VALUE;
   struct fake_module *m = calloc(1, sizeof *m);
   if (!m) return CUDA_ERROR_OUT_OF_MEMORY;
@@ -785,6 +812,7 @@ API CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsi
                             unsigned int bx, unsigned int by, unsigned int bz,
                             unsigned int shared, CUstream s, void **params, void **extra) {
   (void)shared, (void)extra;
+  NEED_CTX;
   CHECK_STREAM(s);
   if (!is(f, TAG_FUNC)) return CUDA_ERROR_INVALID_HANDLE;
   if (!gx || !gy || !gz || !bx || !by || !bz || (unsigned long long)bx * by * bz > 1024)

@@ -112,6 +112,28 @@ fn on_the_fake_driver() {
     round_trip_as(&*dev, q, &small, true);
     round_trip_as(&*dev, q, &small, true);
     round_trip_as(&*dev, q, &[pattern(4, 64)], true);
+    // Threads whose first call is an allocation on a queue made elsewhere (as libomp's helper
+    // threads take pooled queues): nothing made the context current on them before. The fake
+    // driver refuses a call that needs a current context without one, as the driver does, so
+    // a path that skips making it current fails here (a cached block needs none; a block the
+    // cache lacks, and the larger one, come from the pool).
+    let queues: Vec<QueueId> = (0..2).map(|_| dev.create_queue().unwrap()).collect();
+    std::thread::scope(|scope| {
+        for (t, &q) in queues.iter().enumerate() {
+            let dev = &*dev;
+            scope.spawn(move || {
+                let srcs = [
+                    pattern(40 + t, 96),
+                    pattern(50 + t, 300_000),
+                    pattern(60 + t, 5000),
+                ];
+                round_trip_as(dev, q, &srcs, true);
+            });
+        }
+    });
+    for q in queues {
+        dev.destroy_queue(q).unwrap();
+    }
     dev.destroy_queue(q).unwrap();
     println!("fake driver: all copies came back");
 }

@@ -26,8 +26,8 @@
  * - Virtual memory management (cuMemCreate, cuMemMap, ...) and cuFuncGetParamInfo answer
  *   CUDA_ERROR_NOT_SUPPORTED; peer access is unsupported (one device).
  * - The current context is kept per thread (cuCtxSetCurrent). Calls that work in the current
- *   context (allocations and frees, stream, event and module creation, synchronous copies,
- *   kernel launches) answer CUDA_ERROR_INVALID_CONTEXT on a thread that has none, as the
+ *   context (allocations and frees, stream, event and module creation, copies, batches and
+ *   fills, kernel launches) answer CUDA_ERROR_INVALID_CONTEXT on a thread that has none, as the
  *   driver does: a runtime path that skips making its context current fails here too.
  */
 #define _GNU_SOURCE
@@ -635,18 +635,21 @@ API CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n) {
 }
 
 API CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream s) {
+  NEED_CTX;
   CHECK_STREAM(s);
   if (n) memcpy((void *)dst, src, n);
   return CUDA_SUCCESS;
 }
 
 API CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s) {
+  NEED_CTX;
   CHECK_STREAM(s);
   if (n) memcpy(dst, (const void *)src, n);
   return CUDA_SUCCESS;
 }
 
 API CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) {
+  NEED_CTX;
   CHECK_STREAM(s);
   if (n) memmove((void *)dst, (const void *)src, n);
   return CUDA_SUCCESS;
@@ -666,6 +669,7 @@ API CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr s
 API CUresult cuMemcpyBatchAsync(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes,
                                 size_t count, CUmemcpyAttributes *attrs, size_t *attrsIdxs,
                                 size_t numAttrs, size_t *failIdx, CUstream s) {
+  NEED_CTX;
   CHECK_STREAM(s);
   if (failIdx) *failIdx = SIZE_MAX;
   if (!count || !dsts || !srcs || !sizes || !attrs || !attrsIdxs || !numAttrs ||
@@ -677,6 +681,7 @@ API CUresult cuMemcpyBatchAsync(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *si
 }
 
 API CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t n, CUstream s) {
+  NEED_CTX;
   CHECK_STREAM(s);
   if (n) memset((void *)dst, value, n);
   return CUDA_SUCCESS;

@@ -58,7 +58,7 @@ enum Kind {
 }
 
 /// One blocking construct on device 0, ended as the C entry points end it
-/// ([`Runtime::finish_construct`], deferrable for data constructs).
+/// ([`Runtime::finish_construct`] for data constructs; a target region waits).
 fn construct(fx: &Fixture, kind: Kind, items: &[(usize, i64, u64)]) -> Result<(), String> {
     let dev = fx.rt.device(0).map_err(|e| e.to_string())?;
     with_args(items, |args| {
@@ -78,7 +78,8 @@ fn construct(fx: &Fixture, kind: Kind, items: &[(usize, i64, u64)]) -> Result<()
         };
         let deferrable = !matches!(kind, Kind::Region);
         match r {
-            Ok(()) => fx.rt.finish_construct(ai, deferrable),
+            Ok(()) if deferrable => fx.rt.finish_construct(ai),
+            Ok(()) => ai.synchronize(),
             Err(e) => {
                 let _ = ai.synchronize();
                 Err(e)

@@ -266,7 +266,7 @@ fn end_async(
         return end_in_place(&mut ai, r);
     }
     let Some(slot) = slot else {
-        return rt.finish_construct(ai, true);
+        return rt.finish_construct(ai);
     };
     if ai.is_done()? {
         return Ok(());

@@ -119,12 +119,12 @@ impl Parked {
 }
 
 impl Runtime {
-    /// Ends a construct's work: a construct of a kind that may return early
-    /// (`deferrable`: data constructs) and whose work allows it ([`AsyncInfo::may_defer`])
-    /// is parked; every other waits for its work.
+    /// Ends a data construct's work: when its work allows ([`AsyncInfo::may_defer`]) the
+    /// construct is parked and returns early, else it waits. (A blocking target region
+    /// waits in place: `AsyncInfo::synchronize_in_place`.)
     #[inline]
-    pub fn finish_construct(&self, ai: AsyncInfo, deferrable: bool) -> Result<()> {
-        if deferrable && self.config.deferred_completion {
+    pub fn finish_construct(&self, ai: AsyncInfo) -> Result<()> {
+        if self.config.deferred_completion {
             return self.defer_or_synchronize(ai);
         }
         ai.synchronize()

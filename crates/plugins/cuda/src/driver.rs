@@ -10,10 +10,7 @@ pub use sys::{CUcontext, CUdevice, CUdeviceptr, CUmodule, CUstream};
 /// Runs a driver call, turning a non-success code or a loader panic into an error that names
 /// the call.
 pub fn call(what: &'static str, f: impl FnOnce() -> sys::CUresult) -> Result<()> {
-    let started = profile::start();
-    let r = catch_unwind(AssertUnwindSafe(f));
-    profile::record(what, started);
-    match r {
+    match guarded(what, f) {
         Ok(sys::CUresult::CUDA_SUCCESS) => Ok(()),
         Ok(code) => Err(Error::new(
             if code == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
@@ -32,10 +29,7 @@ pub fn call(what: &'static str, f: impl FnOnce() -> sys::CUresult) -> Result<()>
 
 /// `cuStreamQuery`/`cuEventQuery`: `Ok(true)` when done, `Ok(false)` when still running.
 pub fn query(what: &'static str, f: impl FnOnce() -> sys::CUresult) -> Result<bool> {
-    let started = profile::start();
-    let r = catch_unwind(AssertUnwindSafe(f));
-    profile::record(what, started);
-    match r {
+    match guarded(what, f) {
         Ok(sys::CUresult::CUDA_SUCCESS) => Ok(true),
         Ok(sys::CUresult::CUDA_ERROR_NOT_READY) => Ok(false),
         Ok(code) => Err(Error::new(
@@ -47,6 +41,16 @@ pub fn query(what: &'static str, f: impl FnOnce() -> sys::CUresult) -> Result<bo
             format!("{what}: missing entry point"),
         )),
     }
+}
+
+/// Runs driver call `what`, timed under `OMPTARGET_RS_PROFILE=1`, with a panic inside cudarc's
+/// loader caught (`Err`).
+#[inline]
+fn guarded(
+    what: &'static str,
+    f: impl FnOnce() -> sys::CUresult,
+) -> std::thread::Result<sys::CUresult> {
+    profile::timed(what, || catch_unwind(AssertUnwindSafe(f)))
 }
 
 /// The driver's name and text for an error code.
@@ -110,17 +114,15 @@ fn set_current(ctx: CUcontext) -> Result<()> {
 /// Whether `ptr` is host memory the driver does not know (neither pinned, registered nor
 /// managed): copies to and from it go through the driver's slower pageable path.
 pub fn is_pageable(ptr: usize) -> bool {
-    let started = profile::start();
     let mut ty = 0u32;
     let mut attr = sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE;
     let mut data: [*mut std::ffi::c_void; 1] = [(&raw mut ty).cast()];
     // SAFETY: writes one unsigned int. Unlike cuPointerGetAttribute, this call succeeds for
     // memory CUDA does not know, leaving the type 0, so tools such as compute-sanitizer see
     // no failed API call.
-    let r = catch_unwind(AssertUnwindSafe(|| unsafe {
+    let r = guarded("cuPointerGetAttributes(MEMORY_TYPE)", || unsafe {
         sys::cuPointerGetAttributes(1, &mut attr, data.as_mut_ptr(), ptr as CUdeviceptr)
-    }));
-    profile::record("cuPointerGetAttributes(MEMORY_TYPE)", started);
+    });
     !matches!(r, Ok(sys::CUresult::CUDA_SUCCESS)) || ty == 0
 }
 
@@ -273,13 +275,22 @@ pub mod profile {
         on
     }
 
-    pub fn start() -> Option<Instant> {
+    fn start() -> Option<Instant> {
         enabled().then(Instant::now)
+    }
+
+    /// `f()`, counted under `what` while profiling.
+    #[inline]
+    pub fn timed<R>(what: &'static str, f: impl FnOnce() -> R) -> R {
+        let started = start();
+        let r = f();
+        record(what, started);
+        r
     }
 
     /// Counts a call that began at `started` (`None`: not profiling, nothing to do).
     #[inline]
-    pub fn record(what: &'static str, started: Option<Instant>) {
+    fn record(what: &'static str, started: Option<Instant>) {
         if let Some(t) = started {
             add(what, t);
         }

@@ -208,10 +208,7 @@ fn shard_of(stream: usize) -> usize {
 /// A copy that found no staging buffer (the limit) and takes the driver's path: counted
 /// under `OMPTARGET_RS_PROFILE=1`.
 fn no_buffer(f: impl FnOnce() -> Result<()>) -> Result<()> {
-    let started = crate::driver::profile::start();
-    let r = f();
-    crate::driver::profile::record("(copies without a staging buffer)", started);
-    r
+    crate::driver::profile::timed("(copies without a staging buffer)", f)
 }
 
 /// How a device stages its copies.

@@ -14,13 +14,16 @@
 /// driver (`docs/results/host-2026-12-05-streaming.txt`), so smaller copies keep `memcpy`.
 pub(super) const STREAM_MIN: usize = super::PARALLEL_MIN;
 
+/// How the host copies are counted under `OMPTARGET_RS_PROFILE=1`.
+const HOST_COPY: &str = "(host copy to/from staging buffers)";
+
 pub(super) fn copy_bytes(dst: usize, src: usize, size: usize) {
-    let started = crate::driver::profile::start();
     // SAFETY: callers pass ranges the core guarantees live (the program's host memory for
     // the construct's duration) and pinned buffers of at least `size` bytes; they never
     // overlap (one is ours).
-    unsafe { std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, size) };
-    crate::driver::profile::record("(host copy to/from staging buffers)", started);
+    crate::driver::profile::timed(HOST_COPY, || unsafe {
+        std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, size)
+    });
 }
 
 /// [`copy_bytes`] with non-temporal stores (x86-64: SSE2 `movntdq`) of whole cache lines from
@@ -32,10 +35,10 @@ pub(super) fn copy_bytes(dst: usize, src: usize, size: usize) {
 /// VM 11.0 against 6.9 GB/s on one thread, 20.5 against 12.6 on two
 /// (`docs/results/host-2026-12-05-streaming.txt`).
 pub(super) fn copy_streaming(dst: usize, src: usize, size: usize) {
-    let started = crate::driver::profile::start();
     // SAFETY: as in `copy_bytes`.
-    unsafe { stream(dst as *mut u8, src as *const u8, size) };
-    crate::driver::profile::record("(host copy to/from staging buffers)", started);
+    crate::driver::profile::timed(HOST_COPY, || unsafe {
+        stream(dst as *mut u8, src as *const u8, size)
+    });
 }
 
 /// # Safety

@@ -41,9 +41,9 @@ impl<T: Copy, const N: usize> Words<T, N> {
     #[inline(never)]
     fn push_spilled(&mut self, w: T) {
         if self.heap.is_empty() {
-            let mut heap = Vec::with_capacity(N * 2);
-            heap.extend_from_slice(self.inline_slice());
-            self.heap = heap;
+            // Into what an earlier spill allocated, if anything (`clear` keeps it).
+            self.heap.reserve(N * 2);
+            self.heap.extend_from_slice(written(&self.inline, self.len));
         }
         self.heap.push(w);
         self.len += 1;
@@ -55,17 +55,9 @@ impl<T: Copy, const N: usize> Words<T, N> {
         self.heap.clear();
     }
 
-    /// The inline words written so far (all of them while nothing spilled).
-    fn inline_slice(&self) -> &[T] {
-        let n = self.len.min(N);
-        // SAFETY: `push` wrote the first `len` inline slots (at most N) before counting
-        // them, and `MaybeUninit<T>` has `T`'s layout.
-        unsafe { std::slice::from_raw_parts(self.inline.as_ptr().cast::<T>(), n) }
-    }
-
     pub fn as_slice(&self) -> &[T] {
         if self.heap.is_empty() {
-            self.inline_slice()
+            written(&self.inline, self.len)
         } else {
             &self.heap
         }
@@ -74,12 +66,19 @@ impl<T: Copy, const N: usize> Words<T, N> {
     pub fn as_mut_slice(&mut self) -> &mut [T] {
         if self.heap.is_empty() {
             let n = self.len.min(N);
-            // SAFETY: as in `inline_slice`; the borrow is exclusive.
+            // SAFETY: as in `written`; the borrow is exclusive.
             unsafe { std::slice::from_raw_parts_mut(self.inline.as_mut_ptr().cast::<T>(), n) }
         } else {
             &mut self.heap
         }
     }
+}
+
+/// The inline words of a list of `len` words: the first `len` slots, at most `N`.
+fn written<T: Copy, const N: usize>(inline: &[MaybeUninit<T>; N], len: usize) -> &[T] {
+    // SAFETY: `push` writes the first `len` inline slots (at most N) before counting them,
+    // and `MaybeUninit<T>` has `T`'s layout.
+    unsafe { std::slice::from_raw_parts(inline.as_ptr().cast::<T>(), len.min(N)) }
 }
 
 #[cfg(test)]
@@ -101,5 +100,21 @@ mod tests {
             small.push(i);
         }
         assert_eq!(small.as_slice(), &[0, 1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn cleared_words_fill_again_and_spill_into_the_kept_allocation() {
+        let mut w: Words<usize, 4> = Default::default();
+        for i in 0..20 {
+            w.push(i);
+        }
+        let kept = w.heap.as_ptr();
+        w.clear();
+        assert!(w.as_slice().is_empty());
+        for i in 100..110 {
+            w.push(i);
+        }
+        assert_eq!(w.as_slice(), (100..110).collect::<Vec<_>>().as_slice());
+        assert_eq!(w.heap.as_ptr(), kept, "no second allocation");
     }
 }

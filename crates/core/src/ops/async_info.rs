@@ -536,10 +536,11 @@ impl AsyncInfo {
         let mut result = self.issue_held_back();
         // By index, not taken out (a take copies the inline records); nothing below adds one.
         for at in 0..self.removals.as_slice().len() {
-            let Removal { id, size } = self.removals.as_slice()[at];
-            if size == Removal::DEAD {
+            let r = self.removals.as_slice()[at];
+            if !r.live() {
                 continue;
             }
+            let Removal { id, size } = r;
             let removed = {
                 let mut table = self.device.table.lock();
                 match table.get(id) {

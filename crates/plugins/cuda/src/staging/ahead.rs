@@ -31,8 +31,7 @@ impl Staging {
     /// Fills a buffer with `[src, src + size)` now, for this thread's next copy of that range
     /// to the device ([`Staging::to_device`] takes it), when that copy would be staged.
     pub fn prestage(&self, src: usize, size: usize) -> Result<bool> {
-        let (lo, hi) = self.prestage_sizes();
-        if size < lo || size > hi || !self.would_stage(size) || !crate::driver::is_pageable(src) {
+        if !self.stages_ahead(size) || !self.would_stage(size) || !crate::driver::is_pageable(src) {
             return Ok(false);
         }
         self.unstage();
@@ -60,11 +59,14 @@ impl Staging {
     /// Whether this thread staged `[src, src + size)` ahead (then it is pageable memory and
     /// the copy is staged: the caller need not ask the driver again).
     pub fn is_prestaged(&self, src: usize, size: usize) -> bool {
+        self.stages_ahead(size)
+            && self.with_prestaged(|p| p.as_ref().is_some_and(|p| self.is(p, src, size)))
+    }
+
+    /// Whether copies of `size` bytes are ever staged ahead ([`Staging::prestage_sizes`]).
+    fn stages_ahead(&self, size: usize) -> bool {
         let (lo, hi) = self.prestage_sizes();
-        if size < lo || size > hi {
-            return false;
-        }
-        self.with_prestaged(|p| p.as_ref().is_some_and(|p| self.is(p, src, size)))
+        (lo..=hi).contains(&size)
     }
 
     /// `f` on this thread's prestaged copy (the slot stays unless `f` takes it).

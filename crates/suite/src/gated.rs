@@ -104,52 +104,59 @@ pub fn gated_copies(iters: usize, reps: usize, work_us: u64) -> Result<(), Strin
             gate(s, flag, round + 1)?;
             gpu.launch(gpu.copyk, K as u32, 128, &mut [host], s)?;
         }
-        // The graph of the mode (none for the first two) and its kernel node.
-        let graph = match mode {
-            "graph" => Some(Graph::capture(s, || {
+        // The graph of the mode (none for the first two), with the copy kernel back in it
+        // (`graph`) or launched after the exit's work (`graph-update`).
+        let back_in_graph = mode == "graph";
+        let graph = if mode.starts_with("graph") {
+            Some(Graph::capture(s, || {
                 gpu.launch(gpu.copyk, K as u32, 128, &mut [host], s)?;
                 gpu.launch(gpu.touch16, 1, 1, &mut ptrs.clone(), s)?;
-                gpu.launch(gpu.copyk, K as u32, 128, &mut [host + TABLE], s)
-            })?),
-            "graph-update" => Some(Graph::capture(s, || {
-                gpu.launch(gpu.copyk, K as u32, 128, &mut [host], s)?;
-                gpu.launch(gpu.touch16, 1, 1, &mut ptrs.clone(), s)
-            })?),
-            _ => None,
+                if back_in_graph {
+                    gpu.launch(gpu.copyk, K as u32, 128, &mut [host + TABLE], s)?;
+                }
+                Ok(())
+            })?)
+        } else {
+            None
         };
+        // `graph-update`: the kernel node and its arguments, set again each region (the
+        // same values: a runtime's would be the region's device addresses).
+        let mut args = ptrs.clone();
+        let mut slots: Vec<*mut std::ffi::c_void> =
+            args.iter_mut().map(|p| (p as *mut usize).cast()).collect();
         let node = match &graph {
-            Some(g) if mode == "graph-update" => Some(g.kernel_node(gpu.touch16)?),
+            Some(g) if mode == "graph-update" => {
+                let (node, mut params) = g.kernel_node(gpu.touch16)?;
+                params.kernelParams = slots.as_mut_ptr();
+                Some((node, params))
+            }
             _ => None,
         };
         let mut region = |n: usize, arrays: &mut [f64]| -> Result<(), String> {
             for _ in 0..n {
                 busy(work_us);
                 shuttle(arrays, &spans, true);
-                if let Some(g) = &graph {
-                    if let Some((node, mut params)) = node {
-                        let mut slots: Vec<*mut std::ffi::c_void> =
-                            ptrs.iter_mut().map(|p| (p as *mut usize).cast()).collect();
-                        params.kernelParams = slots.as_mut_ptr();
-                        g.set_params(node, &params)?;
+                match &graph {
+                    Some(g) => {
+                        if let Some((node, params)) = &node {
+                            g.set_params(*node, params)?;
+                        }
+                        g.launch(s)?;
                     }
-                    g.launch(s)?;
-                    busy(work_us);
-                    if mode == "graph-update" {
-                        gpu.launch(gpu.copyk, K as u32, 128, &mut [host + TABLE], s)?;
+                    None => {
+                        if gated {
+                            round += 1;
+                            open(flag, round);
+                        } else {
+                            gpu.launch(gpu.copyk, K as u32, 128, &mut [host], s)?;
+                        }
+                        gpu.launch(gpu.touch16, 1, 1, &mut ptrs, s)?;
                     }
-                    sync(s)?;
-                    shuttle(arrays, &spans, false);
-                    continue;
                 }
-                if gated {
-                    round += 1;
-                    open(flag, round);
-                } else {
-                    gpu.launch(gpu.copyk, K as u32, 128, &mut [host], s)?;
-                }
-                gpu.launch(gpu.touch16, 1, 1, &mut ptrs, s)?;
                 busy(work_us);
-                gpu.launch(gpu.copyk, K as u32, 128, &mut [host + TABLE], s)?;
+                if !back_in_graph {
+                    gpu.launch(gpu.copyk, K as u32, 128, &mut [host + TABLE], s)?;
+                }
                 if gated {
                     event_record(e, s)?;
                     gate(s, flag, round + 1)?;

@@ -316,31 +316,18 @@ export! {
             fatal(1, "Receive an invalid async handle from the current OpenMP task. Is this a target nowait region?");
         }
         let rt = runtime();
-        // SAFETY: libomp passes the task's slot, which holds an AsyncInfo boxed by end_async.
+        // SAFETY: libomp passes the task's slot, which holds what end_async left there.
         let slot = unsafe { &mut *handle };
-        // Takes the construct out of the slot (resetting it): the caller owns it then.
-        // SAFETY: see above; the pointer leaves the slot, so it is owned once.
-        let take = |slot: &mut *mut c_void| unsafe {
-            *Box::from_raw(std::mem::replace(slot, std::ptr::null_mut()).cast::<AsyncInfo>())
-        };
         let count = QUERY_COUNT.with(|c| c.get());
-        // Once the construct is complete and released, the exit no longer waits for it.
-        let done = if count >= rt.config.query_count_threshold {
-            let r = take(slot).synchronize().map(|_| true);
+        let block = count >= rt.config.query_count_threshold;
+        // SAFETY: the slot's value came from `held::hold`; once complete (or failed) it is
+        // released, and the slot is reset here.
+        let done = unsafe { held::poll(*slot, block) };
+        if !matches!(done, Ok(false)) {
+            *slot = std::ptr::null_mut();
+            // Once the construct is complete and released, the exit no longer waits for it.
             rt.note_held(-1);
-            r
-        } else {
-            // Polled in place: a construct still running stays boxed in its slot.
-            // SAFETY: see above; the slot keeps owning it during this call.
-            let ai = unsafe { &mut *(*slot).cast::<AsyncInfo>() };
-            let done = ai.is_done();
-            if !matches!(done, Ok(false)) {
-                // Complete (or failed, then dropping it waits and releases): out of the slot.
-                drop(take(slot));
-                rt.note_held(-1);
-            }
-            done
-        };
+        }
         match done {
             Ok(true) => {
                 let factor = rt.config.query_count_backoff_factor;

@@ -24,6 +24,7 @@ pub use tools::*;
 use crate::ffi::{BinDesc, Ident, KernelArgs, export, export_ra};
 use omptarget_core::image::{Abi, OffloadEntry};
 use omptarget_core::message::{fatal, report};
+use omptarget_core::ops::held;
 use omptarget_core::plugin::{AllocKind, LanguageArgs, LaunchConfig};
 use omptarget_core::tools::ConstructKind;
 use omptarget_core::trace::{self, Region, SourceLoc};
@@ -227,18 +228,24 @@ fn construct_device(rt: &Runtime, device_id: i64, loc: *const Ident) -> Option<A
 #[inline(always)]
 fn begin_async(rt: &Runtime, dev: &Arc<Device>, slot: Option<*mut *mut c_void>) -> AsyncInfo {
     if let Some(slot) = slot {
-        // SAFETY: libomp's slot holds null or an AsyncInfo we boxed in `end_async`.
+        // SAFETY: libomp's slot holds null or what `end_async` left there (`held::hold`).
         let held = unsafe { std::mem::replace(&mut *slot, std::ptr::null_mut()) };
         if !held.is_null() {
-            // SAFETY: see above; the pointer is taken out of the slot, so it is owned once.
-            let ai = unsafe { Box::from_raw(held.cast::<AsyncInfo>()) };
             // This construct (in flight itself) takes it over, or waits for it below.
             rt.note_held(-1);
-            if ai.device_id() == dev.id {
-                return *ai;
+            // SAFETY: see above; the pointer is taken out of the slot, so it is owned once.
+            match unsafe { held::take(held) } {
+                Ok(Some(ai)) if ai.device_id() == dev.id => return ai,
+                Ok(Some(ai)) => {
+                    let _ = ai.synchronize();
+                }
+                Ok(None) => {}
+                Err(e) => report(format_args!("{e}")),
             }
-            let _ = ai.synchronize();
         }
+        let mut ai = rt.async_info(dev);
+        ai.track_copies_home();
+        return ai;
     }
     rt.async_info(dev)
 }
@@ -273,7 +280,7 @@ fn end_async(
     }
     // SAFETY: the slot belongs to the current target task; libomp passes it back to
     // __tgt_target_nowait_query until we reset it.
-    unsafe { *slot = Box::into_raw(Box::new(ai)).cast() };
+    unsafe { *slot = held::hold(ai) };
     // Counted until a query finds it complete: the exit must not free what it uses.
     rt.note_held(1);
     Ok(())

@@ -68,6 +68,9 @@ pub struct AsyncInfo {
     /// Device memory was freed on the queue (deferred completion asks whether waiting would
     /// give it back to the device).
     freed_on_queue: bool,
+    /// The host ranges this construct copies back to, kept for `nowait` constructs only
+    /// (`ops/held.rs`: the thread's later copies from that memory wait for them).
+    home: Option<Vec<(usize, usize)>>,
 }
 
 impl AsyncInfo {
@@ -112,7 +115,24 @@ impl AsyncInfo {
             new_mappings: None,
             predecessor: None,
             freed_on_queue: false,
+            home: None,
         }
+    }
+
+    /// Keeps the host ranges this construct copies back to (a `nowait` construct, which may
+    /// be left running in its task's slot: `ops/held.rs`).
+    pub fn track_copies_home(&mut self) {
+        self.home.get_or_insert_with(Vec::new);
+    }
+
+    /// Whether this construct copies data back to the host (tracked constructs only).
+    pub fn copies_home(&self) -> bool {
+        self.home.as_ref().is_some_and(|h| !h.is_empty())
+    }
+
+    /// The host ranges `[begin, end)` this construct copies back to (tracked constructs).
+    pub fn copies_home_ranges(&self) -> &[(usize, usize)] {
+        self.home.as_deref().unwrap_or(&[])
     }
 
     /// Queues a copy of one word to device address `tgt`; the word's host copy lives until
@@ -189,6 +209,11 @@ impl AsyncInfo {
         size: usize,
     ) -> Result<()> {
         let queue = self.queue()?;
+        if kind == CopyKind::DeviceToHost
+            && let Some(home) = self.home.as_mut()
+        {
+            home.push((dst, dst + size));
+        }
         let Some(t) = self.tool.as_deref_mut() else {
             return dev.copy(kind, dst, src, size, Some(queue));
         };

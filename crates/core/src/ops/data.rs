@@ -278,6 +278,9 @@ impl Constructs<'_> {
                 t.push(0);
             }
         }
+        // The thread's `nowait` constructs still running whose copies back land in memory
+        // this construct copies in complete first (ops/held.rs).
+        super::held::before_reading(|f| copied_in(args, f));
         // A target region's plain items by base (a one-word filter): items that share one
         // are checked against each other (`separate_sibling`).
         let mut bases_seen = 0u64;
@@ -627,6 +630,18 @@ fn report_separate_siblings(args: &MapArgs<'_>, first: usize, second: usize) {
 
 /// LLVM's message when data a `present` modifier requires is not mapped; `what` is
 /// `map type` or `motion`.
+/// Calls `f` with the host range of each item of `args` whose data may be copied to the
+/// device (`to`, not a literal or private value).
+pub(super) fn copied_in(args: &MapArgs<'_>, f: &mut dyn FnMut(usize, usize)) {
+    for i in 0..args.len() {
+        let ty = args.ty(i);
+        if ty & mt::TO != 0 && ty & (mt::LITERAL | mt::PRIVATE | mt::NON_CONTIG) == 0 {
+            let begin = args.begins[i];
+            f(begin, begin + args.size(i));
+        }
+    }
+}
+
 pub(super) fn not_present(what: &str, host: usize, size: usize) -> Error {
     message(format_args!(
         "device mapping required by 'present' {what} modifier does not exist for host address {} ({size} bytes)",

@@ -3,6 +3,7 @@
 mod async_info;
 mod attach;
 mod data;
+pub mod held;
 mod kernel;
 mod keyed;
 mod mapper;

@@ -1,0 +1,193 @@
+//! `nowait` constructs left running in their libomp target task's slot, and the one order
+//! the runtime keeps between them and later constructs: a construct that copies host memory
+//! to the device first completes the held constructs whose copies back land in that memory.
+//!
+//! Why: libomp gives `target in_reduction(+: x) nowait` tasks that run on its hidden helper
+//! threads the list item itself instead of a private copy (`LIBOMPTARGET_INFO=32` shows all
+//! of them copying `&x` in and out), so such tasks map one host variable at once and each
+//! adds its part on the device and copies it back. A task that copies `x` in before an
+//! earlier task's copy back has landed there loses that task's part. On the CUDA device small
+//! copies back land when the construct is found complete, at its task's poll, a long window;
+//! LLVM 19 loses parts the same way in the shorter window until its copy back has run.
+//! Completing the held construct before another copies the memory in closes that window;
+//! tasks whose regions overlap on the device completely still share the one device copy as
+//! they share the variable. docs/ARCHITECTURE.md, "Held constructs".
+//!
+//! The slot holds an `Arc<Held>`; a list of the host ranges held constructs copy back to
+//! keeps weak references. Whoever completes a construct takes it out of its cell under the
+//! cell's lock (leaving `Busy`) and synchronises it outside, so no lock is held across a
+//! driver call; the task's poll then finds it `Done`.
+
+use crate::error::Result;
+use crate::ops::AsyncInfo;
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+
+// The cell is on the heap already (one allocation per held construct, as the boxed
+// AsyncInfo was): boxing the large variant would make it two.
+#[allow(clippy::large_enum_variant)]
+enum State {
+    Running(AsyncInfo),
+    /// Taken out by a thread that polls or completes it.
+    Busy,
+    /// Completed (by the issuing thread, or taken over by a later construct of its task);
+    /// the result waits for the task's poll.
+    Done(Option<Result<()>>),
+}
+
+/// A construct in a target task's slot.
+pub struct Held {
+    state: Mutex<State>,
+}
+
+/// The host ranges held constructs copy back to, with their cells (dropped entries pruned
+/// as constructs are held).
+static HOME: Mutex<Vec<(usize, usize, Weak<Held>)>> = Mutex::new(Vec::new());
+/// `HOME.len()`, read first by every construct that copies data in: 0 in a program that
+/// never left a `nowait` construct with copies back running.
+static COUNT: AtomicUsize = AtomicUsize::new(0);
+
+fn home() -> MutexGuard<'static, Vec<(usize, usize, Weak<Held>)>> {
+    HOME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Held {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Takes the construct out (`Busy` left behind) once no other thread has it out.
+    /// `None`: already completed (its result, if not yet reported, is returned in `done`).
+    fn take_out(&self) -> std::result::Result<AsyncInfo, Option<Result<()>>> {
+        loop {
+            {
+                let mut s = self.lock();
+                match std::mem::replace(&mut *s, State::Busy) {
+                    State::Running(ai) => return Ok(ai),
+                    State::Done(r) => {
+                        *s = State::Done(None);
+                        return Err(r);
+                    }
+                    State::Busy => {}
+                }
+            }
+            // Another thread is polling or completing it: never long (a poll does not block;
+            // a completion waits for the device work, which is already queued).
+            std::thread::yield_now();
+        }
+    }
+
+    fn put(&self, state: State) {
+        *self.lock() = state;
+    }
+}
+
+/// Leaves `ai` running in a target task's slot: the value to store there.
+pub fn hold(ai: AsyncInfo) -> *mut c_void {
+    let ranges: Vec<(usize, usize)> = ai.copies_home_ranges().to_vec();
+    let held = Arc::new(Held {
+        state: Mutex::new(State::Running(ai)),
+    });
+    if !ranges.is_empty() {
+        let mut home = home();
+        home.retain(|(_, _, w)| w.strong_count() > 0);
+        let w = Arc::downgrade(&held);
+        home.extend(ranges.into_iter().map(|(b, e)| (b, e, w.clone())));
+        COUNT.store(home.len(), Ordering::Release);
+    }
+    Arc::into_raw(held) as *mut c_void
+}
+
+/// Takes the construct out of a slot's value (which the caller has reset): a construct of
+/// the same task takes it over (`Ok(Some)`), or it was completed meanwhile (`Ok(None)`, or
+/// its failure).
+///
+/// # Safety
+/// `ptr` is a value [`hold`] returned, taken out of its slot (owned once).
+pub unsafe fn take(ptr: *mut c_void) -> Result<Option<AsyncInfo>> {
+    // SAFETY: per the contract, the slot's reference is ours now.
+    let held = unsafe { Arc::from_raw(ptr as *const Held) };
+    match held.take_out() {
+        Ok(ai) => {
+            held.put(State::Done(None));
+            Ok(Some(ai))
+        }
+        Err(r) => r.unwrap_or(Ok(())).map(|_| None),
+    }
+}
+
+/// Whether the construct in a slot has completed, without blocking (`block`: waiting for
+/// it). When it has, the slot's reference is released and the caller resets the slot.
+///
+/// # Safety
+/// `ptr` is a value [`hold`] returned, still in its slot; with `Ok(true)` or an error it is
+/// released and must not be used again.
+pub unsafe fn poll(ptr: *mut c_void, block: bool) -> Result<bool> {
+    // SAFETY: the slot's reference stays valid for the call.
+    let held = unsafe { &*(ptr as *const Held) };
+    let outcome = match held.take_out() {
+        Ok(mut ai) => {
+            let r = if block {
+                ai.synchronize_in_place().map(|_| true)
+            } else {
+                ai.is_done()
+            };
+            match r {
+                Ok(false) => {
+                    held.put(State::Running(ai));
+                    return Ok(false);
+                }
+                // Complete, or failed: dropping it waits and releases.
+                r => {
+                    drop(ai);
+                    held.put(State::Done(None));
+                    r
+                }
+            }
+        }
+        Err(r) => r.unwrap_or(Ok(())).map(|_| true),
+    };
+    // SAFETY: done: the slot's reference goes (the caller resets the slot).
+    drop(unsafe { Arc::from_raw(ptr as *const Held) });
+    outcome
+}
+
+/// Before a construct copies host memory to the device (`ranges` gives each `[begin, end)`):
+/// completes the held constructs whose copies back land there. One atomic load while none
+/// is held.
+#[inline]
+pub fn before_reading(ranges: impl Fn(&mut dyn FnMut(usize, usize))) {
+    if COUNT.load(Ordering::Acquire) != 0 {
+        complete_overlapping(ranges);
+    }
+}
+
+#[cold]
+fn complete_overlapping(ranges: impl Fn(&mut dyn FnMut(usize, usize))) {
+    let mut found: Vec<Arc<Held>> = Vec::new();
+    {
+        let mut home = home();
+        home.retain(|(_, _, w)| w.strong_count() > 0);
+        COUNT.store(home.len(), Ordering::Release);
+        ranges(&mut |begin, end| {
+            for (b, e, w) in home.iter() {
+                if *b < end
+                    && begin < *e
+                    && let Some(h) = w.upgrade()
+                    && !found.iter().any(|f| Arc::ptr_eq(f, &h))
+                {
+                    found.push(h);
+                }
+            }
+        });
+    }
+    // Completed outside the list's lock (a synchronisation waits for the device).
+    for held in found {
+        match held.take_out() {
+            // A failure is the task's to report, at its poll.
+            Ok(ai) => held.put(State::Done(Some(ai.synchronize()))),
+            Err(r) => held.put(State::Done(r)),
+        }
+    }
+}

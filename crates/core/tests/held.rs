@@ -1,0 +1,207 @@
+//! `nowait` constructs left running in their task's slot (`ops/held.rs`): a later
+//! construct that copies host memory to the device first completes the held constructs whose
+//! copies back land in that memory (libomp hands one private copy of a task reduction to
+//! several `target in_reduction nowait` tasks, which map the same host copy). Driven through the mock's asynchronous model, whose queues stay busy until
+//! synchronised and whose log shows every synchronisation.
+
+use omptarget_core::ops::held;
+use omptarget_core::ops::map_type as mt;
+use omptarget_core::plugin::{CopyKind, LaunchConfig, QueueId};
+use omptarget_core::trace::SourceLoc;
+use omptarget_core::{Config, NoHostRuntime, Runtime};
+use omptarget_plugin_mock::{MockPlugin, MockState, Op};
+use std::ffi::c_void;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+mod common;
+use common::{addr, register_image, with_args};
+
+struct Fixture {
+    rt: Runtime,
+    state: Arc<MockState>,
+    key: usize,
+    region: usize,
+}
+
+fn fixture() -> Fixture {
+    let plugin = MockPlugin::new(1, true, true);
+    let state = plugin.state.clone();
+    state.add_kernel("inc", |mem, args| {
+        let v = mem.read_i32(args[0]).expect("device memory");
+        mem.write_i32(args[0], v + 1).expect("writable");
+    });
+    let rt = Runtime::new(
+        Config::default(),
+        vec![Arc::new(plugin)],
+        Box::new(NoHostRuntime),
+    );
+    let (key, region) = register_image(&rt, c"inc");
+    Fixture {
+        rt,
+        state,
+        key,
+        region,
+    }
+}
+
+/// A target region as the entry points run one: `nowait` ones track their copies back and,
+/// still running (the mock's queues are busy), are left in a slot (returned); blocking ones
+/// wait.
+fn region(fx: &Fixture, items: &[(usize, i64, u64)], nowait: bool) -> *mut c_void {
+    let dev = fx.rt.device(0).unwrap();
+    with_args(items, |args| {
+        let mut ai = fx.rt.async_info(&dev);
+        if nowait {
+            ai.track_copies_home();
+        }
+        let config = LaunchConfig {
+            version: 3,
+            ..Default::default()
+        };
+        fx.rt
+            .target(
+                &dev,
+                fx.region,
+                args,
+                &config,
+                &SourceLoc::default(),
+                &mut ai,
+            )
+            .unwrap();
+        if !nowait || ai.is_done().unwrap() {
+            ai.synchronize().unwrap();
+            return std::ptr::null_mut();
+        }
+        held::hold(ai)
+    })
+}
+
+/// The queue of the first copy to the device from host address `host`, and the log index
+/// of each such copy.
+fn copies_in(log: &[Op], host: usize) -> Vec<(usize, Option<QueueId>)> {
+    log.iter()
+        .enumerate()
+        .filter_map(|(i, o)| match o {
+            Op::Copy {
+                kind: CopyKind::HostToDevice,
+                src,
+                queue,
+                ..
+            } if *src == host => Some((i, *queue)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn synchronised_before(log: &[Op], queue: Option<QueueId>, before: usize) -> bool {
+    log[..before]
+        .iter()
+        .any(|o| matches!(o, Op::Synchronize { queue: q, .. } if Some(*q) == queue))
+}
+
+#[test]
+fn a_copy_in_completes_the_threads_held_construct_that_copies_back_there_first() {
+    let fx = fixture();
+    let x = Box::new(41i32);
+    let item = (addr(&*x), 4, mt::TO | mt::FROM | mt::TARGET_PARAM);
+    region(&fx, &[item], false);
+    fx.state.clear_log();
+    fx.state.busy.store(true, Ordering::SeqCst);
+    let a = region(&fx, &[item], true);
+    assert!(
+        !a.is_null(),
+        "the mock's busy queue keeps the construct running"
+    );
+    // The same thread's next construct maps the same host memory: it reads it only after
+    // the held construct has completed (its copy back landed).
+    let b = region(&fx, &[item], true);
+    let log = fx.state.log();
+    let ins = copies_in(&log, item.0);
+    assert_eq!(ins.len(), 2, "{log:#?}");
+    assert_ne!(ins[0].1, ins[1].1, "two queues");
+    assert!(
+        synchronised_before(&log, ins[0].1, ins[1].0),
+        "the held construct completed before the second copy in: {log:#?}"
+    );
+    // Its task's poll finds it complete without asking the device again.
+    assert!(unsafe { held::poll(a, false) }.unwrap());
+    fx.state.busy.store(false, Ordering::SeqCst);
+    assert!(unsafe { held::poll(b, false) }.unwrap());
+    assert_eq!(*x, 44);
+    fx.rt.unregister(fx.key);
+    assert_eq!(fx.state.memory.live(), 0, "nothing leaked");
+}
+
+#[test]
+fn held_constructs_that_copy_back_elsewhere_keep_running() {
+    let fx = fixture();
+    let (x, y) = (Box::new(1i32), Box::new(2i32));
+    let ix = (addr(&*x), 4, mt::TO | mt::FROM | mt::TARGET_PARAM);
+    let iy = (addr(&*y), 4, mt::TO | mt::FROM | mt::TARGET_PARAM);
+    region(&fx, &[ix], false);
+    fx.state.clear_log();
+    fx.state.busy.store(true, Ordering::SeqCst);
+    let a = region(&fx, &[ix], true);
+    let b = region(&fx, &[iy], true);
+    // Only `to` data is read: a construct that copies nothing in waits for nothing.
+    let c = region(&fx, &[(ix.0, 4, mt::FROM | mt::TARGET_PARAM)], true);
+    let log = fx.state.log();
+    assert!(
+        !log.iter().any(|o| matches!(o, Op::Synchronize { .. })),
+        "{log:#?}"
+    );
+    assert!(!unsafe { held::poll(a, false) }.unwrap());
+    fx.state.busy.store(false, Ordering::SeqCst);
+    for h in [a, b, c] {
+        assert!(unsafe { held::poll(h, false) }.unwrap());
+    }
+    fx.rt.unregister(fx.key);
+    assert_eq!(fx.state.memory.live(), 0, "nothing leaked");
+}
+
+#[test]
+fn a_construct_of_the_same_task_takes_a_held_one_over() {
+    let fx = fixture();
+    let x = Box::new(0i32);
+    let item = (addr(&*x), 4, mt::TO | mt::FROM | mt::TARGET_PARAM);
+    region(&fx, &[item], false);
+    fx.state.busy.store(true, Ordering::SeqCst);
+    let a = region(&fx, &[item], true);
+    let ai = unsafe { held::take(a) }.unwrap().expect("still running");
+    assert!(ai.copies_home(), "its copies back are still known");
+    fx.state.busy.store(false, Ordering::SeqCst);
+    ai.synchronize().unwrap();
+    // The thread's list forgets it: a later copy in waits for nothing.
+    fx.state.clear_log();
+    region(&fx, &[item], false);
+    let log = fx.state.log();
+    let syncs = log
+        .iter()
+        .filter(|o| matches!(o, Op::Synchronize { .. }))
+        .count();
+    assert_eq!(syncs, 1, "only the blocking region's own wait: {log:#?}");
+    fx.rt.unregister(fx.key);
+    assert_eq!(fx.state.memory.live(), 0, "nothing leaked");
+}
+
+#[test]
+fn a_construct_of_another_thread_completes_it_too() {
+    let fx = fixture();
+    let x = Box::new(0i32);
+    let item = (addr(&*x), 4, mt::TO | mt::FROM | mt::TARGET_PARAM);
+    region(&fx, &[item], false);
+    fx.state.busy.store(true, Ordering::SeqCst);
+    fx.state.clear_log();
+    let a = region(&fx, &[item], true) as usize;
+    let b = std::thread::scope(|s| s.spawn(|| region(&fx, &[item], true) as usize).join()).unwrap();
+    let log = fx.state.log();
+    let ins = copies_in(&log, item.0);
+    assert!(synchronised_before(&log, ins[0].1, ins[1].0), "{log:#?}");
+    assert!(unsafe { held::poll(a as *mut c_void, false) }.unwrap());
+    fx.state.busy.store(false, Ordering::SeqCst);
+    assert!(unsafe { held::poll(b as *mut c_void, false) }.unwrap());
+    assert_eq!(*x, 3);
+    fx.rt.unregister(fx.key);
+    assert_eq!(fx.state.memory.live(), 0, "nothing leaked");
+}

@@ -36,6 +36,15 @@ enum State {
     Done(Option<Result<()>>),
 }
 
+/// What [`Held::take_out`] found (returned by value, moved once into its taker).
+#[allow(clippy::large_enum_variant)]
+enum Out {
+    Taken(AsyncInfo),
+    /// Completed; the result if nobody reported it yet.
+    Done(Option<Result<()>>),
+    Busy,
+}
+
 /// A construct in a target task's slot.
 pub struct Held {
     state: Mutex<State>,
@@ -57,24 +66,31 @@ impl Held {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Takes the construct out (`Busy` left behind) once no other thread has it out.
-    /// `None`: already completed (its result, if not yet reported, is returned in `done`).
-    fn take_out(&self) -> std::result::Result<AsyncInfo, Option<Result<()>>> {
+    /// Takes the construct out (`Busy` left behind). `Busy`: another thread has it out now,
+    /// returned at once unless `wait`, which waits until that thread puts it back or
+    /// completes it (never long for a poll, which does not block; a completion waits for
+    /// device work that is already queued).
+    fn take_out(&self, wait: bool) -> Out {
+        let mut spins = 0u32;
         loop {
             {
                 let mut s = self.lock();
                 match std::mem::replace(&mut *s, State::Busy) {
-                    State::Running(ai) => return Ok(ai),
+                    State::Running(ai) => return Out::Taken(ai),
                     State::Done(r) => {
                         *s = State::Done(None);
-                        return Err(r);
+                        return Out::Done(r);
                     }
+                    State::Busy if !wait => return Out::Busy,
                     State::Busy => {}
                 }
             }
-            // Another thread is polling or completing it: never long (a poll does not block;
-            // a completion waits for the device work, which is already queued).
-            std::thread::yield_now();
+            spins += 1;
+            if spins < 64 {
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(std::time::Duration::from_micros(50));
+            }
         }
     }
 
@@ -108,12 +124,13 @@ pub fn hold(ai: AsyncInfo) -> *mut c_void {
 pub unsafe fn take(ptr: *mut c_void) -> Result<Option<AsyncInfo>> {
     // SAFETY: per the contract, the slot's reference is ours now.
     let held = unsafe { Arc::from_raw(ptr as *const Held) };
-    match held.take_out() {
-        Ok(ai) => {
+    match held.take_out(true) {
+        Out::Taken(ai) => {
             held.put(State::Done(None));
             Ok(Some(ai))
         }
-        Err(r) => r.unwrap_or(Ok(())).map(|_| None),
+        Out::Done(r) => r.unwrap_or(Ok(())).map(|_| None),
+        Out::Busy => unreachable!("take_out waits while another thread has it out"),
     }
 }
 
@@ -126,8 +143,10 @@ pub unsafe fn take(ptr: *mut c_void) -> Result<Option<AsyncInfo>> {
 pub unsafe fn poll(ptr: *mut c_void, block: bool) -> Result<bool> {
     // SAFETY: the slot's reference stays valid for the call.
     let held = unsafe { &*(ptr as *const Held) };
-    let outcome = match held.take_out() {
-        Ok(mut ai) => {
+    let outcome = match held.take_out(false) {
+        // Another thread completes it now: the task asks again later.
+        Out::Busy => return Ok(false),
+        Out::Taken(mut ai) => {
             let r = if block {
                 ai.synchronize_in_place().map(|_| true)
             } else {
@@ -146,7 +165,7 @@ pub unsafe fn poll(ptr: *mut c_void, block: bool) -> Result<bool> {
                 }
             }
         }
-        Err(r) => r.unwrap_or(Ok(())).map(|_| true),
+        Out::Done(r) => r.unwrap_or(Ok(())).map(|_| true),
     };
     // SAFETY: done: the slot's reference goes (the caller resets the slot).
     drop(unsafe { Arc::from_raw(ptr as *const Held) });
@@ -184,10 +203,11 @@ fn complete_overlapping(ranges: impl Fn(&mut dyn FnMut(usize, usize))) {
     }
     // Completed outside the list's lock (a synchronisation waits for the device).
     for held in found {
-        match held.take_out() {
+        match held.take_out(true) {
             // A failure is the task's to report, at its poll.
-            Ok(ai) => held.put(State::Done(Some(ai.synchronize()))),
-            Err(r) => held.put(State::Done(r)),
+            Out::Taken(ai) => held.put(State::Done(Some(ai.synchronize()))),
+            Out::Done(r) => held.put(State::Done(r)),
+            Out::Busy => unreachable!("take_out waits while another thread has it out"),
         }
     }
 }

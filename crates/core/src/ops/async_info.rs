@@ -69,7 +69,7 @@ pub struct AsyncInfo {
     /// give it back to the device).
     freed_on_queue: bool,
     /// The host ranges this construct copies back to, kept for `nowait` constructs only
-    /// (`ops/held.rs`: the thread's later copies from that memory wait for them).
+    /// (`ops/held.rs`: later copies of that memory to the device wait for them).
     home: Option<Vec<(usize, usize)>>,
 }
 
@@ -123,11 +123,6 @@ impl AsyncInfo {
     /// be left running in its task's slot: `ops/held.rs`).
     pub fn track_copies_home(&mut self) {
         self.home.get_or_insert_with(Vec::new);
-    }
-
-    /// Whether this construct copies data back to the host (tracked constructs only).
-    pub fn copies_home(&self) -> bool {
-        self.home.as_ref().is_some_and(|h| !h.is_empty())
     }
 
     /// The host ranges `[begin, end)` this construct copies back to (tracked constructs).

@@ -278,8 +278,8 @@ impl Constructs<'_> {
                 t.push(0);
             }
         }
-        // The thread's `nowait` constructs still running whose copies back land in memory
-        // this construct copies in complete first (ops/held.rs).
+        // `nowait` constructs still running whose copies back land in memory this construct
+        // copies in complete first (ops/held.rs).
         super::held::before_reading(|f| copied_in(args, f));
         // A target region's plain items by base (a one-word filter): items that share one
         // are checked against each other (`separate_sibling`).

@@ -8,12 +8,12 @@ use omptarget_core::ops::map_type as mt;
 use omptarget_core::plugin::LaunchConfig;
 use omptarget_core::trace::SourceLoc;
 use omptarget_core::{Config, NoHostRuntime, Runtime};
-use omptarget_plugin_mock::{MockPlugin, MockState, Op, OpKind};
+use omptarget_plugin_mock::{MockState, Op, OpKind};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 mod common;
-use common::{addr, register_image, with_args};
+use common::{addr, inc_plugin, register_image, with_args};
 
 struct Fixture {
     rt: Runtime,
@@ -23,12 +23,7 @@ struct Fixture {
 }
 
 fn fixture(config: Config) -> Fixture {
-    let plugin = MockPlugin::new(1, true, true);
-    let state = plugin.state.clone();
-    state.add_kernel("inc", |mem, args| {
-        let v = mem.read_i32(args[0]).expect("device memory");
-        mem.write_i32(args[0], v + 1).expect("writable");
-    });
+    let (plugin, state) = inc_plugin(1, true, true);
     let rt = Runtime::new(config, vec![Arc::new(plugin)], Box::new(NoHostRuntime));
     let (key, region) = register_image(&rt, c"inc");
     let fx = Fixture {

@@ -9,11 +9,11 @@ use omptarget_core::ops::map_type as mt;
 use omptarget_core::plugin::LaunchConfig;
 use omptarget_core::trace::SourceLoc;
 use omptarget_core::{AsyncInfo, Config, Device, Error, NoHostRuntime, Runtime};
-use omptarget_plugin_mock::{MAGIC, MockPlugin, MockState, OpKind};
+use omptarget_plugin_mock::{MAGIC, MockState, OpKind};
 use std::sync::Arc;
 
 mod common;
-use common::{addr, entry, leak, with_args};
+use common::{addr, entry, inc_plugin, leak, with_args};
 
 struct Fixture {
     rt: Runtime,
@@ -22,12 +22,7 @@ struct Fixture {
 }
 
 fn fixture(stream_ordered: bool, asynchronous: bool) -> Fixture {
-    let plugin = MockPlugin::new(1, stream_ordered, asynchronous);
-    let state = plugin.state.clone();
-    state.add_kernel("inc", |mem, args| {
-        let v = mem.read_i32(args[0]).expect("device memory");
-        mem.write_i32(args[0], v + 1).expect("writable");
-    });
+    let (plugin, state) = inc_plugin(1, stream_ordered, asynchronous);
     let rt = Runtime::new(
         Config::default(),
         vec![Arc::new(plugin)],

@@ -10,7 +10,7 @@ use omptarget_plugin_mock::{MAGIC, MockPlugin, MockState, Op, OpKind};
 use std::sync::Arc;
 
 mod common;
-use common::{addr, construct, enter, entry, exit, leak, with_args};
+use common::{addr, construct, enter, entry, exit, inc_plugin, leak, with_args};
 
 /// A runtime with one mock plugin of `devices` devices, and one registered binary holding the
 /// kernel `inc` (adds 1 to the i32 its first argument points at) and a 4-byte global.
@@ -31,14 +31,7 @@ fn fixture_with(
     asynchronous: bool,
     config: Config,
 ) -> Fixture {
-    let plugin = MockPlugin::new(devices, stream_ordered, asynchronous);
-    let state = plugin.state.clone();
-    state.add_kernel("inc", |mem, args| {
-        let v = mem
-            .read_i32(args[0])
-            .expect("inc's argument is device memory");
-        mem.write_i32(args[0], v + 1).expect("writable");
-    });
+    let (plugin, state) = inc_plugin(devices, stream_ordered, asynchronous);
     let rt = Runtime::new(config, vec![Arc::new(plugin)], Box::new(NoHostRuntime));
     let region = leak(0u8) as *const u8 as usize;
     let global = leak(0u32) as *const u32 as usize;

@@ -7,12 +7,12 @@ use omptarget_core::ops::map_type as mt;
 use omptarget_core::plugin::{AllocKind, CopyKind, LaunchConfig};
 use omptarget_core::trace::SourceLoc;
 use omptarget_core::{NoHostRuntime, Runtime};
-use omptarget_plugin_mock::{MAGIC, MockPlugin, MockState, Op};
+use omptarget_plugin_mock::{MAGIC, MockState, Op};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 mod common;
-use common::{entry, with_args};
+use common::{entry, inc_plugin, with_args};
 
 fn leak<T>(v: T) -> &'static T {
     Box::leak(Box::new(v))
@@ -21,12 +21,7 @@ fn leak<T>(v: T) -> &'static T {
 /// A runtime with `devices` asynchronous, stream-ordered mock devices (GPU-like) and one
 /// registered image with the kernel `inc` (adds 1 to the i32 its first argument points at).
 fn runtime(devices: usize) -> (Runtime, Arc<MockState>, usize) {
-    let plugin = MockPlugin::new(devices, true, true);
-    let state = plugin.state.clone();
-    state.add_kernel("inc", |mem, args| {
-        let v = mem.read_i32(args[0]).expect("device memory");
-        mem.write_i32(args[0], v + 1).expect("writable");
-    });
+    let (plugin, state) = inc_plugin(devices, true, true);
     let rt = Runtime::new(
         omptarget_core::Config::default(),
         vec![Arc::new(plugin)],

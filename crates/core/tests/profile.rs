@@ -10,11 +10,11 @@ use omptarget_core::tools::ConstructKind;
 use omptarget_core::tools::profile::Profiler;
 use omptarget_core::trace::SourceLoc;
 use omptarget_core::{Config, NoHostRuntime, Runtime};
-use omptarget_plugin_mock::{MAGIC, MockPlugin, MockState, cost};
+use omptarget_plugin_mock::{MAGIC, MockState, cost};
 use std::sync::Arc;
 
 mod common;
-use common::{entry, with_args};
+use common::{entry, inc_plugin, with_args};
 
 fn leak<T>(v: T) -> &'static T {
     Box::leak(Box::new(v))
@@ -23,12 +23,7 @@ fn leak<T>(v: T) -> &'static T {
 const LOC: &std::ffi::CStr = c";prof.c;main;42;7;;";
 
 fn setup(granularity_us: u64) -> (Runtime, Arc<MockState>, Arc<Profiler>, usize) {
-    let plugin = MockPlugin::new(1, true, true);
-    let state = plugin.state.clone();
-    state.add_kernel("inc", |mem, args| {
-        let v = mem.read_i32(args[0]).unwrap();
-        mem.write_i32(args[0], v + 1).unwrap();
-    });
+    let (plugin, state) = inc_plugin(1, true, true);
     let rt = Runtime::new(
         Config::default(),
         vec![Arc::new(plugin)],

@@ -13,7 +13,7 @@ use omptarget_plugin_mock::{MAGIC, MockPlugin, MockState, Op};
 use std::sync::{Arc, Mutex};
 
 mod common;
-use common::{entry, with_args};
+use common::{entry, inc_plugin, with_args};
 
 fn leak<T>(v: T) -> &'static T {
     Box::leak(Box::new(v))
@@ -118,12 +118,7 @@ struct Fixture {
 }
 
 fn fixture(stream_ordered: bool, asynchronous: bool, trace: bool) -> Fixture {
-    let plugin = MockPlugin::new(2, stream_ordered, asynchronous);
-    let state = plugin.state.clone();
-    state.add_kernel("inc", |mem, args| {
-        let v = mem.read_i32(args[0]).expect("device memory");
-        mem.write_i32(args[0], v + 1).expect("writable");
-    });
+    let (plugin, state) = inc_plugin(2, stream_ordered, asynchronous);
     let rt = Runtime::new(
         Config::default(),
         vec![Arc::new(plugin)],

@@ -4,7 +4,8 @@
 
 use omptarget_core::image::OffloadEntry;
 use omptarget_core::{AsyncInfo, Device, Error, MapArgs, Runtime};
-use omptarget_plugin_mock::MAGIC;
+use omptarget_plugin_mock::{MAGIC, MockPlugin, MockState};
+use std::sync::Arc;
 
 /// A value that lives for the rest of the test process (an address the runtime may keep).
 pub fn leak<T>(v: T) -> &'static T {
@@ -94,4 +95,22 @@ pub fn exit(rt: &Runtime, items: &[(usize, i64, u64)]) -> Result<(), Error> {
 /// `target update` of `items` on device 0.
 pub fn update(rt: &Runtime, items: &[(usize, i64, u64)]) -> Result<(), Error> {
     construct(rt, items, |rt, dev, args, ai| rt.data_update(dev, args, ai))
+}
+
+/// A mock plugin with `devices` devices of the given model and the kernel `inc`, which adds 1
+/// to the `i32` its first argument points to; and its state.
+pub fn inc_plugin(
+    devices: usize,
+    stream_ordered: bool,
+    asynchronous: bool,
+) -> (MockPlugin, Arc<MockState>) {
+    let plugin = MockPlugin::new(devices, stream_ordered, asynchronous);
+    let state = plugin.state.clone();
+    state.add_kernel("inc", |mem, args| {
+        let v = mem
+            .read_i32(args[0])
+            .expect("inc's argument is device memory");
+        mem.write_i32(args[0], v + 1).expect("writable");
+    });
+    (plugin, state)
 }

@@ -59,26 +59,7 @@ cg() { # scenario reps
     cat "$f.log" >&2
     exit 1
   fi
-  awk '
-    function name(kind, v,   id, rest) {  # callgrind name compression: "(id) name", then "(id)"
-      if (v !~ /^\(/) return v
-      id = substr(v, 2, index(v, ")") - 2); rest = substr(v, index(v, ")") + 2)
-      if (rest != "") names[kind, id] = rest
-      return names[kind, id]
-    }
-    /^ob=/ { ob = name("ob", substr($0, 4)); cob = ob; next }
-    /^fn=/ { name("fn", substr($0, 4)); cob = ob; next }
-    /^cob=/ { cob = name("ob", substr($0, 5)); next }
-    /^cfn=/ { cfn = name("fn", substr($0, 5)); next }
-    /^calls=/ { call = 1; next }
-    /^[0-9+*-]/ {
-      if (!call) { total += $2; atomics += $3; next }
-      call = 0  # the line after calls=: the inclusive cost of those calls
-      if (cob ~ /\/libcuda\.so\.1$/ && ob !~ /\/libcuda\.so\.1$/) fake += $2
-      if (cfn == "ompt_libomp_connect") libomp += $2
-      cob = ob
-    }
-    END { printf "%d %d %d\n", total - libomp, fake, atomics }' "$f"
+  awk -f scripts/callgrind-sum.awk "$f"
   [[ $1 == "$annotate" ]] || rm -f "$f" "$f.log"
 }
 # scenario, its iterations per repetition, the two repetition counts: N = 4 warm-up regions +

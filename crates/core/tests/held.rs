@@ -203,3 +203,47 @@ fn a_construct_of_another_thread_completes_it_too() {
     fx.rt.unregister(fx.key);
     assert_eq!(fx.state.memory.live(), 0, "nothing leaked");
 }
+
+#[test]
+fn a_construct_still_being_issued_is_waited_for_from_its_first_copy_back() {
+    let fx = fixture();
+    let x = Box::new(0i32);
+    let item = (addr(&*x), 4, mt::TO | mt::FROM | mt::TARGET_PARAM);
+    region(&fx, &[item], false);
+    fx.state.busy.store(true, Ordering::SeqCst);
+    fx.state.clear_log();
+    // Inside the nowait region's copy back (registered, not yet held), another thread's
+    // region maps the same memory, and the copy back's thread waits a while before it goes
+    // on to be held.
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    let tx = std::sync::Mutex::new(Some(tx));
+    *fx.state.on_copy_from_device.lock().unwrap() = Some(Arc::new(move || {
+        if let Some(tx) = tx.lock().unwrap().take() {
+            tx.send(()).unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }));
+    let a = std::thread::scope(|s| {
+        let fx = &fx;
+        let b = s.spawn(move || {
+            rx.recv().unwrap();
+            region(fx, &[item], false);
+        });
+        let a = region(fx, &[item], true) as usize;
+        b.join().unwrap();
+        a
+    });
+    *fx.state.on_copy_from_device.lock().unwrap() = None;
+    let log = fx.state.log();
+    let ins = copies_in(&log, item.0);
+    assert_eq!(ins.len(), 2, "{log:#?}");
+    assert!(
+        synchronised_before(&log, ins[0].1, ins[1].0),
+        "the other thread copied in only after the region was held and completed: {log:#?}"
+    );
+    assert!(unsafe { held::poll(a as *mut c_void, false) }.unwrap());
+    fx.state.busy.store(false, Ordering::SeqCst);
+    assert_eq!(*x, 3);
+    fx.rt.unregister(fx.key);
+    assert_eq!(fx.state.memory.live(), 0, "nothing leaked");
+}

@@ -71,6 +71,9 @@ pub struct AsyncInfo {
     /// The host ranges this construct copies back to, kept for `nowait` constructs only
     /// (`ops/held.rs`: later copies of that memory to the device wait for them).
     home: Option<Vec<(usize, usize)>>,
+    /// Where a tracked construct's copies back are registered (`ops/held.rs`): made on its
+    /// first copy back, it becomes the construct's slot value when the construct is held.
+    cell: Option<Arc<super::held::Held>>,
 }
 
 impl AsyncInfo {
@@ -116,6 +119,7 @@ impl AsyncInfo {
             predecessor: None,
             freed_on_queue: false,
             home: None,
+            cell: None,
         }
     }
 
@@ -128,6 +132,24 @@ impl AsyncInfo {
     /// The host ranges `[begin, end)` this construct copies back to (tracked constructs).
     pub fn copies_home_ranges(&self) -> &[(usize, usize)] {
         self.home.as_deref().unwrap_or(&[])
+    }
+
+    /// The cell this construct's copies back are registered in, if any (`ops/held.rs`).
+    pub(crate) fn cell(&self) -> Option<&Arc<super::held::Held>> {
+        self.cell.as_ref()
+    }
+
+    /// The construct completed without being held: constructs waiting for its cell go on.
+    #[cold]
+    fn end_issuing(&mut self) {
+        if let Some(cell) = self.cell.take() {
+            super::held::issued_and_done(cell);
+        }
+    }
+
+    /// Takes the construct's cell out, to hold the construct in it.
+    pub(super) fn take_cell(&mut self) -> Option<Arc<super::held::Held>> {
+        self.cell.take()
     }
 
     /// Queues a copy of one word to device address `tgt`; the word's host copy lives until
@@ -208,6 +230,7 @@ impl AsyncInfo {
             && let Some(home) = self.home.as_mut()
         {
             home.push((dst, dst + size));
+            super::held::register(&mut self.cell, dst, dst + size);
         }
         let Some(t) = self.tool.as_deref_mut() else {
             return dev.copy(kind, dst, src, size, Some(queue));
@@ -373,6 +396,9 @@ impl AsyncInfo {
     /// queue goes back to the pool.
     fn complete(&mut self, queue: Option<QueueId>) {
         self.complete_work(queue);
+        if self.cell.is_some() {
+            self.end_issuing();
+        }
         if let Some(q) = queue {
             self.device.release_queue(q);
         }

@@ -280,7 +280,7 @@ impl Constructs<'_> {
         }
         // `nowait` constructs still running whose copies back land in memory this construct
         // copies in complete first (ops/held.rs).
-        super::held::before_reading(|f| copied_in(args, f));
+        super::held::before_reading(ai.cell(), |f| copied_in(args, f));
         // A target region's plain items by base (a one-word filter): items that share one
         // are checked against each other (`separate_sibling`).
         let mut bases_seen = 0u64;

@@ -13,10 +13,13 @@
 //! tasks whose regions overlap on the device completely still share the one device copy as
 //! they share the variable. docs/ARCHITECTURE.md, "Held constructs".
 //!
-//! The slot holds an `Arc<Held>`; a list of the host ranges held constructs copy back to
-//! keeps weak references. Whoever completes a construct takes it out of its cell under the
-//! cell's lock (leaving `Busy`) and synchronises it outside, so no lock is held across a
-//! driver call; the task's poll then finds it `Done`.
+//! A tracked construct registers each copy back when it queues it ([`register`]), with a weak
+//! reference to a cell of its own that is `Issuing` until the construct is held in it (the
+//! slot then holds the `Arc<Held>`) or completes. Whoever completes a construct takes it out
+//! of its cell under the cell's lock (leaving `Busy`) and synchronises it outside, so no lock
+//! is held across a driver call; the task's poll then finds it `Done`. A reader waits for an
+//! `Issuing` cell; no two threads wait for each other, as a construct checks before its first
+//! copy in and registers only later copies back (and skips its own cell).
 
 use crate::error::Result;
 use crate::ops::AsyncInfo;
@@ -28,6 +31,8 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 // AsyncInfo was): boxing the large variant would make it two.
 #[allow(clippy::large_enum_variant)]
 enum State {
+    /// Its thread is still issuing it (its copies back are registered as they are queued).
+    Issuing,
     Running(AsyncInfo),
     /// Taken out by a thread that polls or completes it.
     Busy,
@@ -83,6 +88,12 @@ impl Held {
                     }
                     State::Busy if !wait => return Out::Busy,
                     State::Busy => {}
+                    State::Issuing => {
+                        *s = State::Issuing;
+                        if !wait {
+                            return Out::Busy;
+                        }
+                    }
                 }
             }
             spins += 1;
@@ -99,20 +110,40 @@ impl Held {
     }
 }
 
-/// Leaves `ai` running in a target task's slot: the value to store there.
-pub fn hold(ai: AsyncInfo) -> *mut c_void {
-    let ranges: Vec<(usize, usize)> = ai.copies_home_ranges().to_vec();
-    let held = Arc::new(Held {
-        state: Mutex::new(State::Running(ai)),
+/// Leaves `ai` running in a target task's slot: the value to store there. Its copies back
+/// were registered as they were queued ([`register`]).
+pub fn hold(mut ai: AsyncInfo) -> *mut c_void {
+    let held = ai.take_cell().unwrap_or_else(|| {
+        Arc::new(Held {
+            state: Mutex::new(State::Issuing),
+        })
     });
-    if !ranges.is_empty() {
-        let mut home = home();
-        home.retain(|(_, _, w)| w.strong_count() > 0);
-        let w = Arc::downgrade(&held);
-        home.extend(ranges.into_iter().map(|(b, e)| (b, e, w.clone())));
-        COUNT.store(home.len(), Ordering::Release);
-    }
+    held.put(State::Running(ai));
     Arc::into_raw(held) as *mut c_void
+}
+
+/// A `nowait` construct queued a copy back to host memory `[begin, end)`: registered at once
+/// (in its cell, made here on its first copy back), so that a construct that copies the
+/// memory in meanwhile waits until this one is held and then completes it.
+pub(crate) fn register(cell: &mut Option<Arc<Held>>, begin: usize, end: usize) {
+    let held = cell.get_or_insert_with(|| {
+        Arc::new(Held {
+            state: Mutex::new(State::Issuing),
+        })
+    });
+    let mut home = home();
+    home.retain(|(_, _, w)| w.strong_count() > 0);
+    home.push((begin, end, Arc::downgrade(held)));
+    COUNT.store(home.len(), Ordering::Release);
+}
+
+/// The construct that owned `cell` completed without being held: constructs waiting for it
+/// go on.
+pub(crate) fn issued_and_done(cell: Arc<Held>) {
+    let mut s = cell.lock();
+    if matches!(*s, State::Issuing) {
+        *s = State::Done(None);
+    }
 }
 
 /// Takes the construct out of a slot's value (which the caller has reset): a construct of
@@ -176,14 +207,14 @@ pub unsafe fn poll(ptr: *mut c_void, block: bool) -> Result<bool> {
 /// completes the held constructs whose copies back land there. One atomic load while none
 /// is held.
 #[inline]
-pub fn before_reading(ranges: impl Fn(&mut dyn FnMut(usize, usize))) {
+pub fn before_reading(own: Option<&Arc<Held>>, ranges: impl Fn(&mut dyn FnMut(usize, usize))) {
     if COUNT.load(Ordering::Acquire) != 0 {
-        complete_overlapping(ranges);
+        complete_overlapping(own, ranges);
     }
 }
 
 #[cold]
-fn complete_overlapping(ranges: impl Fn(&mut dyn FnMut(usize, usize))) {
+fn complete_overlapping(own: Option<&Arc<Held>>, ranges: impl Fn(&mut dyn FnMut(usize, usize))) {
     let mut found: Vec<Arc<Held>> = Vec::new();
     {
         let mut home = home();
@@ -194,6 +225,7 @@ fn complete_overlapping(ranges: impl Fn(&mut dyn FnMut(usize, usize))) {
                 if *b < end
                     && begin < *e
                     && let Some(h) = w.upgrade()
+                    && !own.is_some_and(|o| Arc::ptr_eq(o, &h))
                     && !found.iter().any(|f| Arc::ptr_eq(f, &h))
                 {
                     found.push(h);

@@ -15,7 +15,7 @@ impl Constructs<'_> {
     /// `__tgt_target_data_update_mapper`.
     pub fn data_update(&self, dev: &Device, args: &MapArgs<'_>, ai: &mut AsyncInfo) -> Result<()> {
         args.check_items(dev.id)?;
-        super::held::before_reading(|f| super::data::copied_in(args, f));
+        super::held::before_reading(ai.cell(), |f| super::data::copied_in(args, f));
         for i in 0..args.len() {
             let ty = args.ty(i);
             if args.mapper(i) != 0 {

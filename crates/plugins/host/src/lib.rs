@@ -7,6 +7,7 @@
 //! call returns, so queues and events are only tokens.
 
 mod ffi_call;
+mod late;
 
 use omptarget_plugin::record::RecordRegion;
 use omptarget_plugin::{
@@ -55,6 +56,7 @@ impl Plugin for HostPlugin {
             modules: Mutex::new(HashMap::new()),
             next_token: AtomicUsize::new(1),
             record: std::sync::OnceLock::new(),
+            late: late::Late::from_env(),
         }))
     }
 }
@@ -87,6 +89,8 @@ struct HostDevice {
     /// Record and replay: the mapping every allocation comes from (never unmapped: the
     /// program may use its blocks until it exits).
     record: std::sync::OnceLock<RecordRegion>,
+    /// `OMPTARGET_RS_HOST_LATE_COPIES` (late.rs): copies back land when their queue completes.
+    late: Option<late::Late>,
 }
 
 /// Maps `size` bytes of fresh memory, at `at` exactly when given (`None` when that address
@@ -134,6 +138,22 @@ fn dl_error(what: &str) -> Error {
 }
 
 impl HostDevice {
+    /// `OMPTARGET_RS_HOST_LATE_COPIES`: the copy's bytes land when its queue completes.
+    #[cold]
+    #[inline(never)]
+    fn copy_back_late(
+        &self,
+        queue: Option<QueueId>,
+        dst: usize,
+        src: usize,
+        size: usize,
+    ) -> Result<()> {
+        if let (Some(late), Some(q)) = (&self.late, queue) {
+            late.copy_back(q, dst, src, size);
+        }
+        Ok(())
+    }
+
     fn token(&self) -> usize {
         self.next_token.fetch_add(1, Ordering::Relaxed)
     }
@@ -378,11 +398,11 @@ impl Device for HostDevice {
 
     fn copy(
         &self,
-        _kind: CopyKind,
+        kind: CopyKind,
         dst: usize,
         src: usize,
         size: usize,
-        _queue: Option<QueueId>,
+        queue: Option<QueueId>,
     ) -> Result<()> {
         if size == 0 {
             return Ok(());
@@ -392,6 +412,9 @@ impl Device for HostDevice {
                 ErrorKind::InvalidArgument,
                 "copy with a null pointer",
             ));
+        }
+        if self.late.is_some() && kind == CopyKind::DeviceToHost && queue.is_some() {
+            return self.copy_back_late(queue, dst, src, size);
         }
         // SAFETY: the core passes ranges it checked against its mapping table or the caller
         // vouched for (omp_target_memcpy); ranges of distinct allocations do not overlap, and
@@ -432,11 +455,14 @@ impl Device for HostDevice {
     fn destroy_queue(&self, _queue: QueueId) -> Result<()> {
         Ok(())
     }
-    fn synchronize(&self, _queue: QueueId) -> Result<()> {
+    fn synchronize(&self, queue: QueueId) -> Result<()> {
+        if let Some(late) = &self.late {
+            late.synchronize(queue);
+        }
         Ok(())
     }
-    fn query(&self, _queue: QueueId) -> Result<bool> {
-        Ok(true)
+    fn query(&self, queue: QueueId) -> Result<bool> {
+        Ok(self.late.as_ref().is_none_or(|late| late.query(queue)))
     }
     fn create_event(&self) -> Result<EventId> {
         Ok(EventId(self.token()))

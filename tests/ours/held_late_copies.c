@@ -1,0 +1,26 @@
+// Eight `target in_reduction(+ : sum) nowait` tasks in a taskgroup task reduction. libomp
+// gives such tasks on its hidden helper threads the shared `sum` itself, so they map one
+// host variable at once; run with OMPTARGET_RS_HOST_LATE_COPIES=N (the host device lands
+// copies back when their queue is found complete, as the CUDA device does), a task that
+// copied `sum` in before another's copy back landed loses that task's part unless the
+// runtime completes the held construct first (crates/core/src/ops/held.rs).
+// crates/abi/tests/held_host.rs runs it.
+#include <omp.h>
+#include <stdio.h>
+
+int main(void) {
+  int sum = 0;
+#pragma omp parallel num_threads(4)
+#pragma omp single
+  {
+#pragma omp taskgroup task_reduction(+ : sum)
+    {
+      for (int k = 1; k <= 8; k++) {
+#pragma omp target in_reduction(+ : sum) nowait
+        sum += 1000 * k;
+      }
+    }
+  }
+  printf("sum=%d\n", sum);
+  return sum != 36000;
+}

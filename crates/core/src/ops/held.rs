@@ -13,7 +13,7 @@
 //! tasks whose regions overlap on the device completely still share the one device copy as
 //! they share the variable. docs/ARCHITECTURE.md, "Held constructs".
 //!
-//! A tracked construct registers each copy back when it queues it ([`register`]), with a weak
+//! A tracked construct registers each copy back when it queues it (`register`), with a weak
 //! reference to a cell of its own that is `Issuing` until the construct is held in it (the
 //! slot then holds the `Arc<Held>`) or completes. Whoever completes a construct takes it out
 //! of its cell under the cell's lock (leaving `Busy`) and synchronises it outside, so no lock
@@ -111,7 +111,7 @@ impl Held {
 }
 
 /// Leaves `ai` running in a target task's slot: the value to store there. Its copies back
-/// were registered as they were queued ([`register`]).
+/// were registered as they were queued (`register`).
 pub fn hold(mut ai: AsyncInfo) -> *mut c_void {
     let held = ai.take_cell().unwrap_or_else(|| {
         Arc::new(Held {

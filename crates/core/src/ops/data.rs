@@ -628,8 +628,6 @@ fn report_separate_siblings(args: &MapArgs<'_>, first: usize, second: usize) {
     ));
 }
 
-/// LLVM's message when data a `present` modifier requires is not mapped; `what` is
-/// `map type` or `motion`.
 /// Calls `f` with the host range of each item of `args` whose data may be copied to the
 /// device (`to`, not a literal or private value).
 pub(super) fn copied_in(args: &MapArgs<'_>, f: &mut dyn FnMut(usize, usize)) {
@@ -642,6 +640,8 @@ pub(super) fn copied_in(args: &MapArgs<'_>, f: &mut dyn FnMut(usize, usize)) {
     }
 }
 
+/// LLVM's message when data a `present` modifier requires is not mapped; `what` is
+/// `map type` or `motion`.
 pub(super) fn not_present(what: &str, host: usize, size: usize) -> Error {
     message(format_args!(
         "device mapping required by 'present' {what} modifier does not exist for host address {} ({size} bytes)",

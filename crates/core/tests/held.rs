@@ -165,8 +165,8 @@ fn a_construct_of_the_same_task_takes_a_held_one_over() {
     let a = region(&fx, &[item], true);
     let ai = unsafe { held::take(a) }.unwrap().expect("still running");
     assert!(
-        !ai.copies_home_ranges().is_empty(),
-        "its copies back are still known"
+        ai.tracks_copies_home(),
+        "its copies back are still registered"
     );
     fx.state.busy.store(false, Ordering::SeqCst);
     ai.synchronize().unwrap();

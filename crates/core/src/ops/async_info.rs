@@ -68,9 +68,9 @@ pub struct AsyncInfo {
     /// Device memory was freed on the queue (deferred completion asks whether waiting would
     /// give it back to the device).
     freed_on_queue: bool,
-    /// The host ranges this construct copies back to, kept for `nowait` constructs only
-    /// (`ops/held.rs`: later copies of that memory to the device wait for them).
-    home: Option<Vec<(usize, usize)>>,
+    /// A `nowait` construct: its copies back are registered (`ops/held.rs`: later copies of
+    /// that memory to the device wait for them).
+    tracked: bool,
     /// Where a tracked construct's copies back are registered (`ops/held.rs`): made on its
     /// first copy back, it becomes the construct's slot value when the construct is held.
     cell: Option<Arc<super::held::Held>>,
@@ -118,20 +118,20 @@ impl AsyncInfo {
             new_mappings: None,
             predecessor: None,
             freed_on_queue: false,
-            home: None,
+            tracked: false,
             cell: None,
         }
     }
 
-    /// Keeps the host ranges this construct copies back to (a `nowait` construct, which may
-    /// be left running in its task's slot: `ops/held.rs`).
+    /// Registers this construct's copies back (a `nowait` construct, which may be left
+    /// running in its task's slot: `ops/held.rs`).
     pub fn track_copies_home(&mut self) {
-        self.home.get_or_insert_with(Vec::new);
+        self.tracked = true;
     }
 
-    /// The host ranges `[begin, end)` this construct copies back to (tracked constructs).
-    pub fn copies_home_ranges(&self) -> &[(usize, usize)] {
-        self.home.as_deref().unwrap_or(&[])
+    /// Whether this construct's copies back are registered.
+    pub fn tracks_copies_home(&self) -> bool {
+        self.tracked
     }
 
     /// The cell this construct's copies back are registered in, if any (`ops/held.rs`).
@@ -226,10 +226,7 @@ impl AsyncInfo {
         size: usize,
     ) -> Result<()> {
         let queue = self.queue()?;
-        if kind == CopyKind::DeviceToHost
-            && let Some(home) = self.home.as_mut()
-        {
-            home.push((dst, dst + size));
+        if self.tracked && kind == CopyKind::DeviceToHost {
             super::held::register(&mut self.cell, dst, dst + size);
         }
         let Some(t) = self.tool.as_deref_mut() else {

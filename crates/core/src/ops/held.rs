@@ -67,6 +67,12 @@ fn home() -> MutexGuard<'static, Vec<(usize, usize, Weak<Held>)>> {
 }
 
 impl Held {
+    fn new(state: State) -> Arc<Held> {
+        Arc::new(Held {
+            state: Mutex::new(state),
+        })
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -80,19 +86,15 @@ impl Held {
         loop {
             {
                 let mut s = self.lock();
-                match std::mem::replace(&mut *s, State::Busy) {
-                    State::Running(ai) => return Out::Taken(ai),
-                    State::Done(r) => {
-                        *s = State::Done(None);
-                        return Out::Done(r);
-                    }
-                    State::Busy if !wait => return Out::Busy,
-                    State::Busy => {}
-                    State::Issuing => {
-                        *s = State::Issuing;
-                        if !wait {
-                            return Out::Busy;
-                        }
+                match &mut *s {
+                    State::Issuing | State::Busy if !wait => return Out::Busy,
+                    State::Issuing | State::Busy => {}
+                    State::Done(r) => return Out::Done(r.take()),
+                    State::Running(_) => {
+                        let State::Running(ai) = std::mem::replace(&mut *s, State::Busy) else {
+                            unreachable!()
+                        };
+                        return Out::Taken(ai);
                     }
                 }
             }
@@ -113,12 +115,13 @@ impl Held {
 /// Leaves `ai` running in a target task's slot: the value to store there. Its copies back
 /// were registered as they were queued (`register`).
 pub fn hold(mut ai: AsyncInfo) -> *mut c_void {
-    let held = ai.take_cell().unwrap_or_else(|| {
-        Arc::new(Held {
-            state: Mutex::new(State::Issuing),
-        })
-    });
-    held.put(State::Running(ai));
+    let held = match ai.take_cell() {
+        Some(held) => {
+            held.put(State::Running(ai));
+            held
+        }
+        None => Held::new(State::Running(ai)),
+    };
     Arc::into_raw(held) as *mut c_void
 }
 
@@ -126,13 +129,13 @@ pub fn hold(mut ai: AsyncInfo) -> *mut c_void {
 /// (in its cell, made here on its first copy back), so that a construct that copies the
 /// memory in meanwhile waits until this one is held and then completes it.
 pub(crate) fn register(cell: &mut Option<Arc<Held>>, begin: usize, end: usize) {
-    let held = cell.get_or_insert_with(|| {
-        Arc::new(Held {
-            state: Mutex::new(State::Issuing),
-        })
-    });
+    let held = cell.get_or_insert_with(|| Held::new(State::Issuing));
     let mut home = home();
-    home.retain(|(_, _, w)| w.strong_count() > 0);
+    // Completed constructs' entries go every 32 registrations (and at every check), not at
+    // each: the list is scanned under the one lock all `nowait` constructs take here.
+    if home.len() % 32 == 31 {
+        home.retain(|(_, _, w)| w.strong_count() > 0);
+    }
     home.push((begin, end, Arc::downgrade(held)));
     COUNT.store(home.len(), Ordering::Release);
 }

@@ -1,8 +1,8 @@
-//! `nowait` constructs left running in their task's slot (`ops/held.rs`): a later
-//! construct that copies host memory to the device first completes the held constructs whose
-//! copies back land in that memory (libomp hands one private copy of a task reduction to
-//! several `target in_reduction nowait` tasks, which map the same host copy). Driven through the mock's asynchronous model, whose queues stay busy until
-//! synchronised and whose log shows every synchronisation.
+//! `nowait` constructs left running in their task's slot (`ops/held.rs`): a later construct
+//! that copies host memory to the device first completes the held constructs whose copies
+//! back land in that memory (libomp hands `target in_reduction nowait` tasks one shared
+//! variable, which they map at once). Driven through the mock's asynchronous model, whose
+//! queues stay busy until synchronised and whose log shows every synchronisation.
 
 use omptarget_core::ops::held;
 use omptarget_core::ops::map_type as mt;
@@ -89,6 +89,25 @@ fn copies_in(log: &[Op], host: usize) -> Vec<(usize, Option<QueueId>)> {
         .collect()
 }
 
+/// A `tofrom` kernel argument of one `i32`.
+fn tofrom(x: &i32) -> (usize, i64, u64) {
+    (addr(x), 4, mt::TO | mt::FROM | mt::TARGET_PARAM)
+}
+
+/// After one blocking region over `item` (the image loaded, the memory mapped once), the
+/// mock's queues stay busy and its log starts empty.
+fn keep_busy(fx: &Fixture, item: (usize, i64, u64)) {
+    region(fx, &[item], false);
+    fx.state.busy.store(true, Ordering::SeqCst);
+    fx.state.clear_log();
+}
+
+/// Unregisters the image; nothing of the device's memory is left.
+fn end(fx: Fixture) {
+    fx.rt.unregister(fx.key);
+    assert_eq!(fx.state.memory.live(), 0, "nothing leaked");
+}
+
 fn synchronised_before(log: &[Op], queue: Option<QueueId>, before: usize) -> bool {
     log[..before]
         .iter()
@@ -99,10 +118,8 @@ fn synchronised_before(log: &[Op], queue: Option<QueueId>, before: usize) -> boo
 fn a_copy_in_completes_the_threads_held_construct_that_copies_back_there_first() {
     let fx = fixture();
     let x = Box::new(41i32);
-    let item = (addr(&*x), 4, mt::TO | mt::FROM | mt::TARGET_PARAM);
-    region(&fx, &[item], false);
-    fx.state.clear_log();
-    fx.state.busy.store(true, Ordering::SeqCst);
+    let item = tofrom(&x);
+    keep_busy(&fx, item);
     let a = region(&fx, &[item], true);
     assert!(
         !a.is_null(),
@@ -124,19 +141,15 @@ fn a_copy_in_completes_the_threads_held_construct_that_copies_back_there_first()
     fx.state.busy.store(false, Ordering::SeqCst);
     assert!(unsafe { held::poll(b, false) }.unwrap());
     assert_eq!(*x, 44);
-    fx.rt.unregister(fx.key);
-    assert_eq!(fx.state.memory.live(), 0, "nothing leaked");
+    end(fx);
 }
 
 #[test]
 fn held_constructs_that_copy_back_elsewhere_keep_running() {
     let fx = fixture();
     let (x, y) = (Box::new(1i32), Box::new(2i32));
-    let ix = (addr(&*x), 4, mt::TO | mt::FROM | mt::TARGET_PARAM);
-    let iy = (addr(&*y), 4, mt::TO | mt::FROM | mt::TARGET_PARAM);
-    region(&fx, &[ix], false);
-    fx.state.clear_log();
-    fx.state.busy.store(true, Ordering::SeqCst);
+    let (ix, iy) = (tofrom(&x), tofrom(&y));
+    keep_busy(&fx, ix);
     let a = region(&fx, &[ix], true);
     let b = region(&fx, &[iy], true);
     // Only `to` data is read: a construct that copies nothing in waits for nothing.
@@ -151,17 +164,15 @@ fn held_constructs_that_copy_back_elsewhere_keep_running() {
     for h in [a, b, c] {
         assert!(unsafe { held::poll(h, false) }.unwrap());
     }
-    fx.rt.unregister(fx.key);
-    assert_eq!(fx.state.memory.live(), 0, "nothing leaked");
+    end(fx);
 }
 
 #[test]
 fn a_construct_of_the_same_task_takes_a_held_one_over() {
     let fx = fixture();
     let x = Box::new(0i32);
-    let item = (addr(&*x), 4, mt::TO | mt::FROM | mt::TARGET_PARAM);
-    region(&fx, &[item], false);
-    fx.state.busy.store(true, Ordering::SeqCst);
+    let item = tofrom(&x);
+    keep_busy(&fx, item);
     let a = region(&fx, &[item], true);
     let ai = unsafe { held::take(a) }.unwrap().expect("still running");
     assert!(
@@ -170,7 +181,7 @@ fn a_construct_of_the_same_task_takes_a_held_one_over() {
     );
     fx.state.busy.store(false, Ordering::SeqCst);
     ai.synchronize().unwrap();
-    // The thread's list forgets it: a later copy in waits for nothing.
+    // Its cell is done: a later copy in waits for nothing.
     fx.state.clear_log();
     region(&fx, &[item], false);
     let log = fx.state.log();
@@ -179,18 +190,15 @@ fn a_construct_of_the_same_task_takes_a_held_one_over() {
         .filter(|o| matches!(o, Op::Synchronize { .. }))
         .count();
     assert_eq!(syncs, 1, "only the blocking region's own wait: {log:#?}");
-    fx.rt.unregister(fx.key);
-    assert_eq!(fx.state.memory.live(), 0, "nothing leaked");
+    end(fx);
 }
 
 #[test]
 fn a_construct_of_another_thread_completes_it_too() {
     let fx = fixture();
     let x = Box::new(0i32);
-    let item = (addr(&*x), 4, mt::TO | mt::FROM | mt::TARGET_PARAM);
-    region(&fx, &[item], false);
-    fx.state.busy.store(true, Ordering::SeqCst);
-    fx.state.clear_log();
+    let item = tofrom(&x);
+    keep_busy(&fx, item);
     let a = region(&fx, &[item], true) as usize;
     let b = std::thread::scope(|s| s.spawn(|| region(&fx, &[item], true) as usize).join()).unwrap();
     let log = fx.state.log();
@@ -200,18 +208,15 @@ fn a_construct_of_another_thread_completes_it_too() {
     fx.state.busy.store(false, Ordering::SeqCst);
     assert!(unsafe { held::poll(b as *mut c_void, false) }.unwrap());
     assert_eq!(*x, 3);
-    fx.rt.unregister(fx.key);
-    assert_eq!(fx.state.memory.live(), 0, "nothing leaked");
+    end(fx);
 }
 
 #[test]
 fn a_construct_still_being_issued_is_waited_for_from_its_first_copy_back() {
     let fx = fixture();
     let x = Box::new(0i32);
-    let item = (addr(&*x), 4, mt::TO | mt::FROM | mt::TARGET_PARAM);
-    region(&fx, &[item], false);
-    fx.state.busy.store(true, Ordering::SeqCst);
-    fx.state.clear_log();
+    let item = tofrom(&x);
+    keep_busy(&fx, item);
     // Inside the nowait region's copy back (registered, not yet held), another thread's
     // region maps the same memory, and the copy back's thread waits a while before it goes
     // on to be held.
@@ -244,6 +249,5 @@ fn a_construct_still_being_issued_is_waited_for_from_its_first_copy_back() {
     assert!(unsafe { held::poll(a as *mut c_void, false) }.unwrap());
     fx.state.busy.store(false, Ordering::SeqCst);
     assert_eq!(*x, 3);
-    fx.rt.unregister(fx.key);
-    assert_eq!(fx.state.memory.live(), 0, "nothing leaked");
+    end(fx);
 }

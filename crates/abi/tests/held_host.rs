@@ -3,7 +3,11 @@
 //! host late, as the CUDA device does, and keeps every queue "running" for its first polls.
 //! libomp's hidden-helper tasks then map one variable at once, and the sum is right only if a
 //! construct that copies it in first completes the held constructs that copy it back
-//! (crates/core/src/ops/held.rs): without that rule 6 of 8 runs printed a wrong sum.
+//! (crates/core/src/ops/held.rs): without that rule 6 of 8 runs printed a wrong sum. The
+//! second part's tasks (a parallel region's task reduction) also find the variable mapped with
+//! no reference left while its copy back is still to land; sharing that device copy lost a
+//! part in 1 of 6 runs until such a construct completed the held one first (300 runs at
+//! each of 1, 3 and 8 late polls: 241 / 253 / 251 right before, 299 / 300 / 299 after).
 //!
 //! One wrong run in twelve is tolerated: two tasks whose regions run at the same moment share
 //! one device copy of the variable (libomp hands both the variable), and a region preempted
@@ -41,12 +45,15 @@ fn nowait_tasks_sharing_a_variable_keep_every_part_with_late_copies_back() {
         .unwrap();
         let sum = stdout.trim();
         assert!(
-            sum.starts_with("sum=") && code == i32::from(sum != "sum=36000"),
+            sum.starts_with("sum=") && code == i32::from(sum != "sum=36000 s2=50"),
             "OMPTARGET_RS_HOST_LATE_COPIES={late}: exit {code}, stdout {stdout:?}, stderr:\n{stderr}"
         );
         if code != 0 {
             wrong.push(format!("OMPTARGET_RS_HOST_LATE_COPIES={late}: {sum}"));
         }
     }
-    assert!(wrong.len() <= 1, "wrong sums (want sum=36000): {wrong:?}");
+    assert!(
+        wrong.len() <= 1,
+        "wrong sums (want sum=36000 s2=50): {wrong:?}"
+    );
 }

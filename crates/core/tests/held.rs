@@ -1,21 +1,23 @@
 //! `nowait` constructs left running in their task's slot (`ops/held.rs`): a later construct
 //! that copies host memory to the device first completes the held constructs whose copies
 //! back land in that memory (libomp hands `target in_reduction nowait` tasks one shared
-//! variable, which they map at once). Driven through the mock's asynchronous model, whose
-//! queues stay busy until synchronised and whose log shows every synchronisation.
+//! variable, which they map at once), and so does one that finds the memory's entry released
+//! by a held construct; polls and take-overs of held constructs. Driven through the mock's
+//! asynchronous model, whose queues stay busy until synchronised and whose log shows every
+//! synchronisation.
 
 use omptarget_core::ops::held;
 use omptarget_core::ops::map_type as mt;
 use omptarget_core::plugin::{CopyKind, LaunchConfig, QueueId};
 use omptarget_core::trace::SourceLoc;
 use omptarget_core::{Config, NoHostRuntime, Runtime};
-use omptarget_plugin_mock::{MockState, Op};
+use omptarget_plugin_mock::{MockState, Op, OpKind};
 use std::ffi::c_void;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 mod common;
-use common::{addr, inc_plugin, register_image, with_args};
+use common::{addr, enter, exit, inc_plugin, register_image, with_args};
 
 struct Fixture {
     rt: Runtime,
@@ -168,19 +170,43 @@ fn held_constructs_that_copy_back_elsewhere_keep_running() {
 }
 
 #[test]
-fn a_construct_of_the_same_task_takes_a_held_one_over() {
+fn a_construct_of_the_same_task_takes_a_held_one_over_unless_it_copies_back() {
     let fx = fixture();
     let x = Box::new(0i32);
     let item = tofrom(&x);
     keep_busy(&fx, item);
-    let a = region(&fx, &[item], true);
+    // Copying only to the device, it registered nothing: the task's next construct goes on
+    // from it, on its queue, without waiting.
+    let a = region(&fx, &[(item.0, 4, mt::TO | mt::TARGET_PARAM)], true);
     let ai = unsafe { held::take(a) }.unwrap().expect("still running");
     assert!(
         ai.tracks_copies_home(),
-        "its copies back are still registered"
+        "its later copies back are registered"
+    );
+    assert!(
+        !fx.state
+            .log()
+            .iter()
+            .any(|o| matches!(o, Op::Synchronize { .. })),
+        "taken over without a wait"
     );
     fx.state.busy.store(false, Ordering::SeqCst);
     ai.synchronize().unwrap();
+    // One whose copy back is still to land is completed instead: other constructs may be
+    // waiting for its cell, and the task's next construct may wait for theirs.
+    fx.state.busy.store(true, Ordering::SeqCst);
+    let b = region(&fx, &[item], true);
+    fx.state.clear_log();
+    assert!(unsafe { held::take(b) }.unwrap().is_none(), "completed");
+    let log = fx.state.log();
+    assert!(
+        log.iter().any(|o| matches!(o, Op::Synchronize { .. })),
+        "{log:#?}"
+    );
+    assert_eq!(
+        *x, 2,
+        "its copy back landed (the `to`-only region copied nothing back)"
+    );
     // Its cell is done: a later copy in waits for nothing.
     fx.state.clear_log();
     region(&fx, &[item], false);
@@ -249,5 +275,106 @@ fn a_construct_still_being_issued_is_waited_for_from_its_first_copy_back() {
     assert!(unsafe { held::poll(a as *mut c_void, false) }.unwrap());
     fx.state.busy.store(false, Ordering::SeqCst);
     assert_eq!(*x, 3);
+    end(fx);
+}
+
+#[test]
+fn memory_a_held_construct_released_is_mapped_again_only_after_it_completed() {
+    let fx = fixture();
+    let x = Box::new(0i32);
+    let item = tofrom(&x);
+    keep_busy(&fx, item);
+    // Inside the nowait region's copy back its entry has no reference left but is still in
+    // the table (it leaves after the construct's last item). Another thread's region maps
+    // the memory `from` only: it copies nothing in, so only the entry it finds tells it of
+    // the copy back in flight. Sharing that device copy, its own copy back could land first
+    // and the held one's after it; it must complete the held construct and map afresh.
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    let tx = std::sync::Mutex::new(Some(tx));
+    *fx.state.on_copy_from_device.lock().unwrap() = Some(Arc::new(move || {
+        if let Some(tx) = tx.lock().unwrap().take() {
+            tx.send(()).unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }));
+    let from_only = (item.0, 4, mt::FROM | mt::TARGET_PARAM);
+    let a = std::thread::scope(|s| {
+        let fx = &fx;
+        let b = s.spawn(move || {
+            rx.recv().unwrap();
+            region(fx, &[from_only], false);
+        });
+        let a = region(fx, &[item], true) as usize;
+        b.join().unwrap();
+        a
+    });
+    *fx.state.on_copy_from_device.lock().unwrap() = None;
+    let log = fx.state.log();
+    let launches: Vec<usize> = (0..log.len())
+        .filter(|&i| matches!(log[i], Op::Launch { .. }))
+        .collect();
+    assert_eq!(launches.len(), 2, "{log:#?}");
+    let Op::Launch { queue: first, .. } = log[launches[0]] else {
+        unreachable!()
+    };
+    assert!(
+        synchronised_before(&log, Some(first), launches[1]),
+        "the held region completed before the other thread's region ran: {log:#?}"
+    );
+    let allocs = log[launches[0]..]
+        .iter()
+        .filter(|o| matches!(o, Op::Alloc { size: 4, .. }))
+        .count();
+    assert_eq!(allocs, 1, "the second region mapped afresh: {log:#?}");
+    assert!(unsafe { held::poll(a as *mut c_void, false) }.unwrap());
+    fx.state.busy.store(false, Ordering::SeqCst);
+    end(fx);
+}
+
+#[test]
+fn a_poll_while_another_thread_completes_the_construct_says_not_yet_then_reports_its_failure() {
+    let fx = fixture();
+    let x = Box::new(0i32);
+    let item = tofrom(&x);
+    keep_busy(&fx, item);
+    let a = region(&fx, &[item], true) as usize;
+    assert_ne!(a, 0, "held");
+    // Another thread's region copies `x` in: it takes the held construct out and waits for
+    // its queue, which fails. While it waits, the task polls.
+    fx.state.fail_nth(OpKind::Synchronize, 1);
+    let (waiting_tx, waiting_rx) = std::sync::mpsc::channel::<()>();
+    let (polled_tx, polled_rx) = std::sync::mpsc::channel::<()>();
+    let hook = std::sync::Mutex::new(Some((waiting_tx, polled_rx)));
+    *fx.state.on_synchronize.lock().unwrap() = Some(Arc::new(move || {
+        if let Some((waiting, polled)) = hook.lock().unwrap().take() {
+            waiting.send(()).unwrap();
+            polled.recv().unwrap();
+        }
+    }));
+    std::thread::scope(|s| {
+        let fx = &fx;
+        // `target enter data map(to: x)`: its own result is not what is tested here.
+        let b = s.spawn(move || drop(enter(&fx.rt, &[(item.0, 4, mt::TO)])));
+        waiting_rx.recv().unwrap();
+        // SAFETY: `a` is the held construct's slot value, still in its slot.
+        let polled = unsafe { held::poll(a as *mut c_void, false) };
+        assert!(
+            matches!(polled, Ok(false)),
+            "another thread has it out: not yet ({polled:?})"
+        );
+        polled_tx.send(()).unwrap();
+        b.join().unwrap();
+    });
+    *fx.state.on_synchronize.lock().unwrap() = None;
+    // Completed by the other thread, with a failure: the task's poll reports it and releases
+    // the slot's reference.
+    // SAFETY: still in its slot (the poll above said not yet).
+    let polled = unsafe { held::poll(a as *mut c_void, false) };
+    assert!(
+        polled.is_err(),
+        "the completion's failure, at the poll: {polled:?}"
+    );
+    fx.state.busy.store(false, Ordering::SeqCst);
+    exit(&fx.rt, &[(item.0, 4, mt::DELETE)]).unwrap();
     end(fx);
 }

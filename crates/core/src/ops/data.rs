@@ -56,7 +56,10 @@ impl Constructs<'_> {
         // Declared before the table's guard, so it gives back what it staged after the lock.
         let _staged = self.stage_ahead(dev, &it);
         let mut table = dev.table.lock();
-        let l = table.lookup(it.begin, it.size);
+        let mut l = table.lookup(it.begin, it.size);
+        if super::held::any() && l.entry.is_some_and(|id| unreferenced(&table, id)) {
+            (table, l) = after_released(dev, &it, ai, table);
+        }
         let mut is_new = false;
         // A struct member (which holds no reference of its own) found in a mapping that this
         // construct created is new too: its `to` data must reach the device. Decided from the
@@ -701,5 +704,43 @@ struct Unstage<'d>(&'d dyn omptarget_plugin::Device);
 impl Drop for Unstage<'_> {
     fn drop(&mut self) {
         self.0.unstage();
+    }
+}
+
+/// Whether entry `id` is in the table with no reference left: released by a construct whose
+/// work has not completed (it leaves the table then).
+fn unreferenced(table: &crate::mapping::MappingTable, id: crate::mapping::EntryId) -> bool {
+    table.get(id).is_some_and(|e| e.total_refs() == Some(0))
+}
+
+/// Item `it` found an entry whose last reference a construct still running released: while
+/// that is a held `nowait` construct's (ops/held.rs), it completes first, with the table
+/// unlocked (its copy back lands and the entry leaves the table), and the item is looked up
+/// again. Otherwise this construct would share the device copy that construct copies back
+/// from, and its own copy back could land before that one's (a part lost: libomp's
+/// `in_reduction` tasks on hidden helper threads map one variable at once). An entry
+/// released by a construct that is not held (a blocking one, completing now) is shared as
+/// LLVM shares an entry awaiting its delayed deletion.
+#[cold]
+#[inline(never)]
+fn after_released<'t>(
+    dev: &'t Device,
+    it: &Item,
+    ai: &AsyncInfo,
+    mut table: std::sync::MutexGuard<'t, crate::mapping::MappingTable>,
+) -> (
+    std::sync::MutexGuard<'t, crate::mapping::MappingTable>,
+    crate::mapping::Lookup,
+) {
+    let end = it.begin + it.size.max(1);
+    loop {
+        drop(table);
+        // Completes only constructs not completed yet: each round completes at least one.
+        let completed = super::held::complete_running(ai.cell(), it.begin, end);
+        table = dev.table.lock();
+        let l = table.lookup(it.begin, it.size);
+        if !completed || !l.entry.is_some_and(|id| unreferenced(&table, id)) {
+            return (table, l);
+        }
     }
 }

@@ -53,6 +53,8 @@ enum Out {
 /// A construct in a target task's slot.
 pub struct Held {
     state: Mutex<State>,
+    /// Made for a copy back (`register`): other constructs may wait for it.
+    copies_back: bool,
 }
 
 /// The host ranges held constructs copy back to, with their cells (dropped entries pruned
@@ -67,9 +69,10 @@ fn home() -> MutexGuard<'static, Vec<(usize, usize, Weak<Held>)>> {
 }
 
 impl Held {
-    fn new(state: State) -> Arc<Held> {
+    fn new(state: State, copies_back: bool) -> Arc<Held> {
         Arc::new(Held {
             state: Mutex::new(state),
+            copies_back,
         })
     }
 
@@ -120,7 +123,7 @@ pub fn hold(mut ai: AsyncInfo) -> *mut c_void {
             held.put(State::Running(ai));
             held
         }
-        None => Held::new(State::Running(ai)),
+        None => Held::new(State::Running(ai), false),
     };
     Arc::into_raw(held) as *mut c_void
 }
@@ -129,7 +132,7 @@ pub fn hold(mut ai: AsyncInfo) -> *mut c_void {
 /// (in its cell, made here on its first copy back), so that a construct that copies the
 /// memory in meanwhile waits until this one is held and then completes it.
 pub(crate) fn register(cell: &mut Option<Arc<Held>>, begin: usize, end: usize) {
-    let held = cell.get_or_insert_with(|| Held::new(State::Issuing));
+    let held = cell.get_or_insert_with(|| Held::new(State::Issuing, true));
     let mut home = home();
     // Completed constructs' entries go every 32 registrations (and at every check), not at
     // each: the list is scanned under the one lock all `nowait` constructs take here.
@@ -150,8 +153,13 @@ pub(crate) fn issued_and_done(cell: Arc<Held>) {
 }
 
 /// Takes the construct out of a slot's value (which the caller has reset): a construct of
-/// the same task takes it over (`Ok(Some)`), or it was completed meanwhile (`Ok(None)`, or
-/// its failure).
+/// the same task takes it over (`Ok(Some)`), or it was completed meanwhile or is completed
+/// now (`Ok(None)`, or its failure).
+///
+/// A construct with copies back still to land is completed here, not taken over: its copies
+/// are registered against its cell, which other constructs would have to wait for while the
+/// task's next construct is issued, and that construct may wait for theirs (no clang
+/// construct issues two entry points from one target task as far as seen: the wait is rare).
 ///
 /// # Safety
 /// `ptr` is a value [`hold`] returned, taken out of its slot (owned once).
@@ -159,6 +167,11 @@ pub unsafe fn take(ptr: *mut c_void) -> Result<Option<AsyncInfo>> {
     // SAFETY: per the contract, the slot's reference is ours now.
     let held = unsafe { Arc::from_raw(ptr as *const Held) };
     match held.take_out(true) {
+        Out::Taken(ai) if held.copies_back => {
+            let r = ai.synchronize();
+            held.put(State::Done(None));
+            r.map(|_| None)
+        }
         Out::Taken(ai) => {
             held.put(State::Done(None));
             Ok(Some(ai))
@@ -206,18 +219,34 @@ pub unsafe fn poll(ptr: *mut c_void, block: bool) -> Result<bool> {
     outcome
 }
 
+/// Whether a `nowait` construct that copies back to host memory may still be running (one
+/// atomic load).
+#[inline]
+pub fn any() -> bool {
+    COUNT.load(Ordering::Acquire) != 0
+}
+
 /// Before a construct copies host memory to the device (`ranges` gives each `[begin, end)`):
 /// completes the held constructs whose copies back land there. One atomic load while none
 /// is held.
 #[inline]
 pub fn before_reading(own: Option<&Arc<Held>>, ranges: impl Fn(&mut dyn FnMut(usize, usize))) {
-    if COUNT.load(Ordering::Acquire) != 0 {
-        complete_overlapping(own, ranges);
+    if any() {
+        complete(own, ranges);
     }
 }
 
+/// Completes the held constructs not completed yet whose copies back land in `[begin,
+/// end)` (not `own`): whether there were any. The caller looks again at what they released.
 #[cold]
-fn complete_overlapping(own: Option<&Arc<Held>>, ranges: impl Fn(&mut dyn FnMut(usize, usize))) {
+pub(crate) fn complete_running(own: Option<&Arc<Held>>, begin: usize, end: usize) -> bool {
+    complete(own, |f| f(begin, end))
+}
+
+/// Completes the held constructs whose copies back land in `ranges`, but `own` and those
+/// already completed (their copies back have landed): whether there were any.
+#[cold]
+fn complete(own: Option<&Arc<Held>>, ranges: impl Fn(&mut dyn FnMut(usize, usize))) -> bool {
     let mut found: Vec<Arc<Held>> = Vec::new();
     {
         let mut home = home();
@@ -230,12 +259,14 @@ fn complete_overlapping(own: Option<&Arc<Held>>, ranges: impl Fn(&mut dyn FnMut(
                     && let Some(h) = w.upgrade()
                     && !own.is_some_and(|o| Arc::ptr_eq(o, &h))
                     && !found.iter().any(|f| Arc::ptr_eq(f, &h))
+                    && !matches!(*h.lock(), State::Done(_))
                 {
                     found.push(h);
                 }
             }
         });
     }
+    let any = !found.is_empty();
     // Completed outside the list's lock (a synchronisation waits for the device).
     for held in found {
         match held.take_out(true) {
@@ -245,4 +276,5 @@ fn complete_overlapping(own: Option<&Arc<Held>>, ranges: impl Fn(&mut dyn FnMut(
             Out::Busy => unreachable!("take_out waits while another thread has it out"),
         }
     }
+    any
 }

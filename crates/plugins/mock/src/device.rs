@@ -406,6 +406,10 @@ impl Device for MockDevice {
         Ok(())
     }
     fn synchronize(&self, queue: QueueId) -> Result<()> {
+        let hook = lock(&self.state.on_synchronize).clone();
+        if let Some(hook) = hook {
+            hook();
+        }
         self.state.check_fault(OpKind::Synchronize)?;
         self.state.record(Op::Synchronize {
             device: self.index,

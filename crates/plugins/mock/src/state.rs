@@ -77,9 +77,13 @@ pub struct MockState {
     /// Called at the start of every copy from the device (tests use it to act while the
     /// runtime is inside the copy, e.g. to see which of its locks are held).
     pub on_copy_from_device: Mutex<Option<CopyHook>>,
+    /// Called at the start of every synchronisation (tests use it to act while another
+    /// thread waits for a queue).
+    pub on_synchronize: Mutex<Option<CopyHook>>,
 }
 
-/// A hook run inside a copy from the device ([`MockState::on_copy_from_device`]).
+/// A hook run inside a copy from the device ([`MockState::on_copy_from_device`]) or a
+/// synchronisation ([`MockState::on_synchronize`]).
 pub type CopyHook = Arc<dyn Fn() + Send + Sync>;
 
 /// A copy staged ahead: the host range (begin, bytes) and its bytes when staged.
@@ -120,6 +124,7 @@ impl MockState {
             prestages: AtomicUsize::new(0),
             prestages_used: AtomicUsize::new(0),
             on_copy_from_device: Mutex::new(None),
+            on_synchronize: Mutex::new(None),
         }
     }
     /// Buffers staged ahead and not given back yet (by any thread).

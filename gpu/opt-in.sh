@@ -12,8 +12,10 @@
 #                                    blocking-sync context)
 #   OMPTARGET_RS_CUDA_PACK_COPIES=0  a pinned buffer per small copy
 #   OMPTARGET_RS_CUDA_STREAMING_STORES=0  memcpy for the host side of staged copies of 8 MiB
-#                                    and more (not in the default list: SETTINGS=... with
-#                                    SCENARIOS=host_clock,tofrom64MiB_pageable,beside_fixed4MiB)
+#                                    and more
+#   OMPTARGET_RS_CUDA_STREAMING_MIN=4194304  non-temporal stores from 4 MiB copies on (the
+#                                    two are not in the default list: SETTINGS=... with
+#                                    SCENARIOS=host_clock,nowait32x4MiB,tofrom64MiB_pageable,beside_fixed4MiB)
 #
 # usage: bash gpu/opt-in.sh        env: RUNS (3), SCENARIOS (a list), GPU_OUT, EXTRA_LIB,
 #                                  SETTINGS (the list above)

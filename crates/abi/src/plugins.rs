@@ -28,6 +28,7 @@ pub fn default_plugins(config: &Config) -> Vec<Arc<dyn Plugin>> {
             spin_us: config.cuda_spin_us,
             pack_copies: config.cuda_pack_copies,
             streaming_stores: config.cuda_streaming_stores,
+            streaming_min: config.cuda_streaming_min,
             pool_preallocate: config.cuda_pool_preallocate,
             pool_idle_keep: config.cuda_pool_idle_keep,
             record_va: config.cuda_record_va,

@@ -91,6 +91,9 @@ pub struct Config {
     /// `OMPTARGET_RS_CUDA_STREAMING_STORES` (default true): the host side of large staged
     /// copies stores past the caches.
     pub cuda_streaming_stores: bool,
+    /// `OMPTARGET_RS_CUDA_STREAMING_MIN` (bytes, default 8 MiB): the smallest staged copy
+    /// whose host side stores past the caches (with `cuda_streaming_stores`).
+    pub cuda_streaming_min: usize,
     /// `OMPTARGET_RS_CUDA_POOL_PREALLOCATE` (bytes, default 256 MiB; 0 disables): the CUDA
     /// memory pool is grown by this much when the device initialises, then trimmed to
     /// `cuda_pool_idle_keep`.
@@ -163,6 +166,7 @@ impl Default for Config {
             cuda_spin_us: Some(1000),
             cuda_pack_copies: true,
             cuda_streaming_stores: true,
+            cuda_streaming_min: 8 << 20,
             cuda_pool_preallocate: 256 << 20,
             cuda_pool_idle_keep: 0,
             cuda_record_va: 0x6000_0000_0000,
@@ -377,6 +381,7 @@ impl Config {
                 "OMPTARGET_RS_CUDA_STREAMING_STORES",
                 d.cuda_streaming_stores,
             ),
+            cuda_streaming_min: bytes("OMPTARGET_RS_CUDA_STREAMING_MIN", d.cuda_streaming_min),
             cuda_pool_preallocate: bytes(
                 "OMPTARGET_RS_CUDA_POOL_PREALLOCATE",
                 d.cuda_pool_preallocate,
@@ -446,6 +451,7 @@ mod tests {
             ("LIBOMPTARGET_MAP_FORCE_ATOMIC", "FALSE"),
             ("OMPTARGET_DISABLE_HOST_PLUGIN", "1"),
             ("OMP_NUM_TEAMS", "0x10"),
+            ("OMPTARGET_RS_CUDA_STREAMING_MIN", "4194304"),
         ]
         .into();
         let c = Config::from_lookup(|k| vars.get(k).map(|v| v.to_string()));
@@ -455,7 +461,9 @@ mod tests {
         assert!(c.disable_host_plugin);
         assert_eq!(c.num_teams, 16);
         assert_eq!(c.num_initial_streams, 1);
+        assert_eq!(c.cuda_streaming_min, 4 << 20);
         let d = Config::from_lookup(|_| None);
+        assert_eq!(d.cuda_streaming_min, 8 << 20);
         assert!(d.map_force_atomic);
         assert_eq!(d.memory_manager_threshold, 8192);
         assert!(d.notes.is_empty());

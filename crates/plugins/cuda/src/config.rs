@@ -74,6 +74,8 @@ pub struct CudaConfig {
     /// `OMPTARGET_RS_CUDA_STREAMING_STORES` (default on): the host side of staged copies of
     /// 8 MiB and more stores past the caches (staging/bytes.rs).
     pub streaming_stores: bool,
+    /// `OMPTARGET_RS_CUDA_STREAMING_MIN` (default 8 MiB): the smallest copy that does.
+    pub streaming_min: usize,
     /// `LIBOMPTARGET_INFO` at start-up, for the lines the plugin prints while initialising.
     pub info: u32,
 }
@@ -96,6 +98,7 @@ impl Default for CudaConfig {
             spin_us: Some(crate::wait::DEFAULT_SPIN_US),
             pack_copies: true,
             streaming_stores: true,
+            streaming_min: crate::staging::STREAM_MIN,
             info: 0,
             pool_preallocate: 256 << 20,
             pool_idle_keep: 0,

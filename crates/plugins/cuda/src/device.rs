@@ -283,7 +283,7 @@ impl CudaDevice {
                     batching: batch_copies,
                     copy_kernel: config.copy_kernel,
                     pack: config.pack_copies,
-                    streaming: config.streaming_stores,
+                    streaming: config.streaming_stores.then_some(config.streaming_min),
                 },
                 waiter.clone(),
             ),

@@ -43,7 +43,8 @@ mod landing;
 use crate::driver::{CUcontext, CUdeviceptr, CUstream, call};
 use batch::Batch;
 use buffers::{Pool, Slot};
-use bytes::{STREAM_MIN, copy_bytes, copy_streaming};
+pub(crate) use bytes::STREAM_MIN;
+use bytes::{copy_bytes, copy_streaming};
 use cudarc::driver::sys;
 use helpers::Helpers;
 use landing::Landings;
@@ -174,9 +175,10 @@ pub struct Staging {
     copy_kernel: copy_kernel::CopyKernel,
     /// Bytes of large copies to or from pageable memory so far (see [`Staging::worth_it`]).
     pageable_bytes: AtomicUsize,
-    /// Copies of at least [`STREAM_MIN`] bytes store past the caches
-    /// (`OMPTARGET_RS_CUDA_STREAMING_STORES`, on by default).
-    streaming: bool,
+    /// Copies of at least this many bytes store past the caches
+    /// (`OMPTARGET_RS_CUDA_STREAMING_STORES`, on by default, from
+    /// `OMPTARGET_RS_CUDA_STREAMING_MIN`, [`STREAM_MIN`] by default); `usize::MAX`: none.
+    streaming: usize,
     /// Apart from the settings every copy reads.
     pool: Padded<Lock<Pool>>,
     /// Each stream's staged work, in the shard of its stream.
@@ -223,8 +225,9 @@ pub struct Options {
     pub copy_kernel: bool,
     /// Small copies are packed into an arena per stream.
     pub pack: bool,
-    /// Large copies store past the caches (`bytes::copy_streaming`).
-    pub streaming: bool,
+    /// Copies from this many bytes up store past the caches (`bytes::copy_streaming`); `None`:
+    /// none.
+    pub streaming: Option<usize>,
 }
 
 impl Staging {
@@ -254,7 +257,7 @@ impl Staging {
             batch_api: std::sync::atomic::AtomicBool::new(true),
             copy_kernel: copy_kernel::CopyKernel::new(batching && copy_kernel),
             pageable_bytes: AtomicUsize::new(0),
-            streaming,
+            streaming: streaming.unwrap_or(usize::MAX),
             pool: Padded(Lock::with_default(&POOL)),
             shards: (0..SHARDS)
                 .map(|_| Shard {
@@ -278,7 +281,7 @@ impl Staging {
                 batching: true,
                 copy_kernel: false,
                 pack: true,
-                streaming: true,
+                streaming: Some(STREAM_MIN),
             },
             std::sync::Arc::new(crate::wait::Waiter::new(None)),
         )
@@ -290,9 +293,9 @@ impl Staging {
     }
 
     /// Copies `len` bytes of a copy of `whole` bytes between the program's memory and a
-    /// staging buffer: past the caches when the whole copy is large ([`STREAM_MIN`]).
+    /// staging buffer: past the caches when the whole copy is large (`streaming`).
     fn host_copy(&self, dst: usize, src: usize, len: usize, whole: usize) {
-        if self.streaming && whole >= STREAM_MIN {
+        if whole >= self.streaming {
             copy_streaming(dst, src, len);
         } else {
             copy_bytes(dst, src, len);

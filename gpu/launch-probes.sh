@@ -2,7 +2,7 @@
 # The questions the runtime's next GPU changes wait on, in one device call, with what
 # gpu/build.sh built (carry ["gpu/out-pack"]):
 #   1. whether launches can leave a small-copy region's critical path: `omptarget-suite probe
-#      gated-copies` (modes launched, gated, graph, graph-update; crates/suite/src/gated.rs)
+#      gated-copies` (modes launched, gated, graph, graph-update, graph-update2; crates/suite/src/gated.rs)
 #      with no host work and with 4 µs standing in for each half of a region, after the
 #      CPU's speed (`host_clock`);
 #   2. whether streaming stores help the host side of large staged copies on this machine:

@@ -19,6 +19,10 @@
 //!   arguments again each region (`cuGraphExecKernelNodeSetParams`, as a runtime would have
 //!   to: each region's device addresses), launched after the entry's work; the copy kernel
 //!   back launched after the exit's, as today (a runtime decides the copies back only there).
+//! - `graph-update2`: `graph-update` with the copy kernel in's node given its table again each
+//!   region too, as a runtime would have to (each region's staged table lies elsewhere): two
+//!   `cuGraphExecKernelNodeSetParams` and a `cuGraphLaunch` where `launched` calls
+//!   `cuLaunchKernel` twice.
 //!
 //! A `gated` region that needs no copy in would still run the queued kernel (on an empty table):
 //! a runtime would queue one only for a queue whose last region had small copies in.
@@ -95,7 +99,7 @@ pub fn gated_copies(iters: usize, reps: usize, work_us: u64) -> Result<(), Strin
     let mut arrays = vec![0f64; K * BYTES / 8];
     let mut round = 0u32;
     let mut ptrs: Vec<usize> = blocks.iter().map(|&b| b as usize).collect();
-    for mode in ["launched", "gated", "graph", "graph-update"] {
+    for mode in ["launched", "gated", "graph", "graph-update", "graph-update2"] {
         for a in arrays.iter_mut() {
             *a = 0.0;
         }
@@ -120,25 +124,33 @@ pub fn gated_copies(iters: usize, reps: usize, work_us: u64) -> Result<(), Strin
             None
         };
         // `graph-update`: the kernel node and its arguments, set again each region (the
-        // same values: a runtime's would be the region's device addresses).
+        // same values: a runtime's would be the region's device addresses); `graph-update2`:
+        // the copy kernel's node and its table too.
         let mut args = ptrs.clone();
         let mut slots: Vec<*mut std::ffi::c_void> =
             args.iter_mut().map(|p| (p as *mut usize).cast()).collect();
-        let node = match &graph {
-            Some(g) if mode == "graph-update" => {
-                let (node, mut params) = g.kernel_node(gpu.touch16)?;
-                params.kernelParams = slots.as_mut_ptr();
-                Some((node, params))
+        let mut table = host;
+        let mut table_slot: [*mut std::ffi::c_void; 1] = [(&mut table as *mut usize).cast()];
+        let mut nodes = Vec::new();
+        if let Some(g) = &graph
+            && mode.starts_with("graph-update")
+        {
+            let (node, mut params) = g.kernel_node(gpu.touch16)?;
+            params.kernelParams = slots.as_mut_ptr();
+            nodes.push((node, params));
+            if mode == "graph-update2" {
+                let (node, mut params) = g.kernel_node(gpu.copyk)?;
+                params.kernelParams = table_slot.as_mut_ptr();
+                nodes.push((node, params));
             }
-            _ => None,
-        };
+        }
         let mut region = |n: usize, arrays: &mut [f64]| -> Result<(), String> {
             for _ in 0..n {
                 busy(work_us);
                 shuttle(arrays, &spans, true);
                 match &graph {
                     Some(g) => {
-                        if let Some((node, params)) = &node {
+                        for (node, params) in &nodes {
                             g.set_params(*node, params)?;
                         }
                         g.launch(s)?;

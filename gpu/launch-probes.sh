@@ -7,7 +7,8 @@
 #      CPU's speed (`host_clock`);
 #   2. whether streaming stores help the host side of large staged copies on this machine:
 #      `memcpy_bw` (memcpy against streaming in 1 MiB pieces), then gpu/opt-in.sh with
-#      OMPTARGET_RS_CUDA_STREAMING_STORES=0 against the default on the rows they concern.
+#      OMPTARGET_RS_CUDA_STREAMING_STORES=0 and with OMPTARGET_RS_CUDA_STREAMING_MIN=4194304
+#      against the default on the rows they concern.
 # Prints everything to stdout; ~4 minutes.
 # usage: bash gpu/launch-probes.sh      env: RUNS (opt-in's, 3), GPU_OUT, EXTRA_LIB
 set -u
@@ -23,7 +24,7 @@ for work in 0 4; do
 done
 echo "== memcpy_bw 16"
 timeout 120 "$G/bin/memcpy_bw" 16
-echo "== opt-in: streaming stores"
-SETTINGS=OMPTARGET_RS_CUDA_STREAMING_STORES=0 \
+echo "== opt-in: streaming stores (off, and from 4 MiB copies on)"
+SETTINGS="OMPTARGET_RS_CUDA_STREAMING_STORES=0 OMPTARGET_RS_CUDA_STREAMING_MIN=4194304" \
   SCENARIOS=host_clock,tofrom64MiB_pageable,nowait32x4MiB,beside_fixed4MiB RUNS=${RUNS:-3} \
   bash gpu/opt-in.sh

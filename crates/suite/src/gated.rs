@@ -99,7 +99,13 @@ pub fn gated_copies(iters: usize, reps: usize, work_us: u64) -> Result<(), Strin
     let mut arrays = vec![0f64; K * BYTES / 8];
     let mut round = 0u32;
     let mut ptrs: Vec<usize> = blocks.iter().map(|&b| b as usize).collect();
-    for mode in ["launched", "gated", "graph", "graph-update", "graph-update2"] {
+    for mode in [
+        "launched",
+        "gated",
+        "graph",
+        "graph-update",
+        "graph-update2",
+    ] {
         for a in arrays.iter_mut() {
             *a = 0.0;
         }

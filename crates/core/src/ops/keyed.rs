@@ -44,6 +44,10 @@ pub(crate) struct Records<T: Record, const N: usize> {
     /// construct are for keys it has no record of (an entry marked or retired for the first
     /// time), and end here.
     bits: u64,
+    /// Where the last search ended (or the last push): a construct visits its entries in
+    /// item order, forward at entry and backward at exit and removal, so the next record
+    /// searched for is mostly a neighbour of the last one (checked before the whole list).
+    last: std::cell::Cell<usize>,
 }
 
 impl<T: Record, const N: usize> Default for Records<T, N> {
@@ -52,6 +56,7 @@ impl<T: Record, const N: usize> Default for Records<T, N> {
             items: Words::default(),
             index: None,
             bits: 0,
+            last: std::cell::Cell::new(0),
         }
     }
 }
@@ -62,11 +67,17 @@ impl<T: Record, const N: usize> Records<T, N> {
         match &self.index {
             Some(index) => index.get(&key).copied(),
             None if self.bits & T::key_bit(key) == 0 => None,
-            None => self
-                .items
-                .as_slice()
-                .iter()
-                .position(|r| r.live() && r.key() == key),
+            None => {
+                let items = self.items.as_slice();
+                let is = |at: usize| items.get(at).is_some_and(|r| r.live() && r.key() == key);
+                let last = self.last.get();
+                let at = [last.wrapping_sub(1), last, last + 1]
+                    .into_iter()
+                    .find(|&at| is(at))
+                    .or_else(|| items.iter().position(|r| r.live() && r.key() == key))?;
+                self.last.set(at);
+                Some(at)
+            }
         }
     }
 
@@ -79,6 +90,7 @@ impl<T: Record, const N: usize> Records<T, N> {
         let at = self.items.as_slice().len();
         self.items.push(r);
         self.bits |= T::key_bit(r.key());
+        self.last.set(at);
         match &mut self.index {
             Some(index) => {
                 index.insert(r.key(), at);
@@ -123,6 +135,7 @@ impl<T: Record, const N: usize> Records<T, N> {
         self.items.clear();
         self.index = None;
         self.bits = 0;
+        self.last.set(0);
     }
 }
 
@@ -292,6 +305,35 @@ mod tests {
         assert!(absent.filter(|&k| rs.bits & filter_bit(k) == 0).count() > 0);
         rs.clear();
         assert_eq!(rs.bits, 0);
+    }
+
+    #[test]
+    fn searches_from_the_last_record_find_the_right_one_in_any_order() {
+        let mut rs: Records<R, INDEX_FROM> = Records::default();
+        let n = INDEX_FROM - 1;
+        for k in 0..n {
+            rs.push(r(k * 3, k));
+        }
+        // Backward (a construct's exit), forward, by twos, then scattered.
+        let orders: [Vec<usize>; 4] = [
+            (0..n).rev().collect(),
+            (0..n).collect(),
+            (0..n).step_by(2).chain((1..n).step_by(2)).collect(),
+            vec![7, 0, 14, 1, 13, 2, 6, 8, 5],
+        ];
+        for order in orders {
+            for k in order {
+                assert_eq!(rs.find(k * 3).map(|at| rs.as_slice()[at].value), Some(k));
+            }
+        }
+        // A dead neighbour of the last hit is not found; its key's live record is.
+        assert_eq!(rs.find(5 * 3), Some(5));
+        rs.get_mut(4).live = false;
+        let moved = rs.push(r(4 * 3, 40));
+        assert_eq!(rs.find(5 * 3), Some(5));
+        assert_eq!(rs.find(4 * 3), Some(moved));
+        assert_eq!(rs.as_slice()[moved].value, 40);
+        assert_eq!(rs.find(1), None);
     }
 
     #[test]

@@ -378,3 +378,53 @@ fn a_poll_while_another_thread_completes_the_construct_says_not_yet_then_reports
     exit(&fx.rt, &[(item.0, 4, mt::DELETE)]).unwrap();
     end(fx);
 }
+
+#[test]
+fn bytes_staged_ahead_before_the_held_construct_completed_are_not_copied_in() {
+    let fx = fixture();
+    let x = Box::new(0i32);
+    let item = tofrom(&x);
+    keep_busy(&fx, item);
+    // Every `to` item is staged ahead (its bytes taken before the table is locked).
+    fx.state.prestage_min.store(1, Ordering::SeqCst);
+    // Another thread's region maps `x` `always, tofrom` and stages it ahead (x = 1) before
+    // the nowait region below runs; it goes on only once that region, inside its copy back
+    // (registered, x = 2 once it lands), has released the entry. It then finds the entry
+    // released but still in the table and completes the held region first: its copy in must
+    // read x again (2), not the bytes it staged.
+    let (staged_tx, staged_rx) = std::sync::mpsc::channel::<()>();
+    let (inside_tx, inside_rx) = std::sync::mpsc::channel::<()>();
+    let staged_tx = std::sync::Mutex::new(Some((staged_tx, inside_rx)));
+    *fx.state.on_prestage.lock().unwrap() = Some(Arc::new(move || {
+        if let Some((staged, inside)) = staged_tx.lock().unwrap().take() {
+            staged.send(()).unwrap();
+            inside.recv().unwrap();
+        }
+    }));
+    let inside_tx = std::sync::Mutex::new(Some(inside_tx));
+    *fx.state.on_copy_from_device.lock().unwrap() = Some(Arc::new(move || {
+        if let Some(inside) = inside_tx.lock().unwrap().take() {
+            inside.send(()).unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }));
+    let always = (item.0, 4, mt::TO | mt::FROM | mt::ALWAYS | mt::TARGET_PARAM);
+    let a = std::thread::scope(|s| {
+        let fx = &fx;
+        let b = s.spawn(move || {
+            region(fx, &[always], false);
+        });
+        staged_rx.recv().unwrap();
+        // The hook fires once: this region's own staging goes by.
+        *fx.state.on_prestage.lock().unwrap() = None;
+        let a = region(fx, &[item], true) as usize;
+        b.join().unwrap();
+        a
+    });
+    *fx.state.on_copy_from_device.lock().unwrap() = None;
+    assert!(unsafe { held::poll(a as *mut c_void, false) }.unwrap());
+    fx.state.busy.store(false, Ordering::SeqCst);
+    assert_eq!(*x, 3, "both increments kept");
+    assert_eq!(fx.state.prestaged_now(), 0, "nothing left staged");
+    end(fx);
+}

@@ -231,6 +231,10 @@ impl Device for MockDevice {
             lock(&self.state.prestaged).insert(std::thread::current().id(), (src, size, bytes));
         assert!(old.is_none(), "a thread stages one copy ahead at a time");
         self.state.prestages.fetch_add(1, Ordering::Relaxed);
+        let hook = lock(&self.state.on_prestage).clone();
+        if let Some(hook) = hook {
+            hook();
+        }
         true
     }
 

@@ -80,10 +80,13 @@ pub struct MockState {
     /// Called at the start of every synchronisation (tests use it to act while another
     /// thread waits for a queue).
     pub on_synchronize: Mutex<Option<CopyHook>>,
+    /// Called after a copy is staged ahead (its bytes taken).
+    pub on_prestage: Mutex<Option<CopyHook>>,
 }
 
 /// A hook run inside a copy from the device ([`MockState::on_copy_from_device`]) or a
-/// synchronisation ([`MockState::on_synchronize`]).
+/// synchronisation ([`MockState::on_synchronize`]), or after a copy is staged ahead
+/// ([`MockState::on_prestage`]).
 pub type CopyHook = Arc<dyn Fn() + Send + Sync>;
 
 /// A copy staged ahead: the host range (begin, bytes) and its bytes when staged.
@@ -125,6 +128,7 @@ impl MockState {
             prestages_used: AtomicUsize::new(0),
             on_copy_from_device: Mutex::new(None),
             on_synchronize: Mutex::new(None),
+            on_prestage: Mutex::new(None),
         }
     }
     /// Buffers staged ahead and not given back yet (by any thread).

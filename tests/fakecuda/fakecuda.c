@@ -25,6 +25,8 @@
  *   cuMemPoolTrimTo and, above the release threshold, at synchronisations).
  * - Virtual memory management (cuMemCreate, cuMemMap, ...) and cuFuncGetParamInfo answer
  *   CUDA_ERROR_NOT_SUPPORTED; peer access is unsupported (one device).
+ * - FAKECUDA_BUSY_QUERIES=N (tests): each stream answers its first N cuStreamQuery calls
+ *   CUDA_ERROR_NOT_READY, again after each "ready" answer and synchronisation.
  * - The current context is kept per thread (cuCtxSetCurrent). Calls that work in the current
  *   context (allocations and frees, stream, event and module creation, copies, batches and
  *   fills, kernel launches) answer CUDA_ERROR_INVALID_CONTEXT on a thread that has none, as the
@@ -93,7 +95,8 @@ enum { POOL_REUSE_FOLLOW = 1, POOL_REUSE_OPPORTUNISTIC = 2, POOL_REUSE_INTERNAL 
 /* Handles: a tag in each, so that a stale or foreign handle is refused, not dereferenced. */
 enum { TAG_STREAM = 0x5354, TAG_EVENT = 0x4556, TAG_MODULE = 0x4d4f, TAG_FUNC = 0x4655 };
 struct fake_ctx { int device; };
-struct fake_stream { int tag; };
+/* busy: queries answered "not ready" since the stream last answered ready or was synchronised. */
+struct fake_stream { int tag; int busy; };
 struct fake_event { int tag; };
 struct fake_pool { int device; };
 struct global { char *name; void *ptr; size_t size; };
@@ -403,6 +406,7 @@ API CUresult cuStreamCreate(CUstream *s, unsigned int flags) {
   NEED_CTX;
   if (!s) return CUDA_ERROR_INVALID_VALUE;
   *s = handle(sizeof(struct fake_stream), TAG_STREAM);
+  if (*s) (*s)->busy = 0;
   return *s ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
@@ -417,13 +421,32 @@ API CUresult cuStreamDestroy_v2(CUstream s) {
 #define CHECK_STREAM(s) \
   if ((s) && !is((s), TAG_STREAM)) return CUDA_ERROR_INVALID_HANDLE
 
+/* FAKECUDA_BUSY_QUERIES=N: a stream answers its first N queries "not ready" (again after each
+ * "ready" answer and each synchronisation), as a GPU's stream does while its work runs, so the
+ * runtime's paths for work still running are taken (tests only; unset: 0). */
+static int busy_queries(void) {
+  static int n = -1;
+  if (n < 0) {
+    const char *v = getenv("FAKECUDA_BUSY_QUERIES");
+    n = v ? atoi(v) : 0;
+    if (n < 0) n = 0;
+  }
+  return n;
+}
+
 API CUresult cuStreamQuery(CUstream s) {
   CHECK_STREAM(s);
+  if (s && s->busy < busy_queries()) {
+    s->busy++;
+    return CUDA_ERROR_NOT_READY;
+  }
+  if (s) s->busy = 0;
   return CUDA_SUCCESS;
 }
 
 API CUresult cuStreamSynchronize(CUstream s) {
   CHECK_STREAM(s);
+  if (s) s->busy = 0;
   pool_release();
   return CUDA_SUCCESS;
 }

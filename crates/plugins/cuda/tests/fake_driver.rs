@@ -138,33 +138,131 @@ fn on_the_fake_driver() {
     println!("fake driver: all copies came back");
 }
 
-#[test]
-fn pageable_copies_come_back_through_every_staging_path_on_the_fake_driver() {
-    if std::env::var_os(CHILD).is_some() {
-        on_the_fake_driver();
-        return;
-    }
+/// Runs test `name` of this binary again in a child on the fake driver, with `envs`, and
+/// checks that it printed `done`.
+fn on_fake(name: &str, envs: &[(&str, &str)], done: &str) {
     let dir: PathBuf =
-        std::env::temp_dir().join(format!("omptarget-fakecuda-{}", std::process::id()));
+        std::env::temp_dir().join(format!("omptarget-fakecuda-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     build_fake(&dir);
     let out = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "pageable_copies_come_back_through_every_staging_path_on_the_fake_driver",
-            "--nocapture",
-            "--test-threads=1",
-        ])
+        .args(["--exact", name, "--nocapture", "--test-threads=1"])
         .env(CHILD, "1")
         .env("LD_LIBRARY_PATH", &dir)
+        .envs(envs.iter().copied())
         .output()
         .unwrap();
     let _ = std::fs::remove_dir_all(&dir);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        out.status.success() && stdout.contains("fake driver: all copies came back"),
+        out.status.success() && stdout.contains(done),
         "on the fake driver: {}\n{stdout}\n{stderr}",
         out.status
+    );
+}
+
+#[test]
+fn pageable_copies_come_back_through_every_staging_path_on_the_fake_driver() {
+    if std::env::var_os(CHILD).is_some() {
+        on_the_fake_driver();
+        return;
+    }
+    on_fake(
+        "pageable_copies_come_back_through_every_staging_path_on_the_fake_driver",
+        &[],
+        "fake driver: all copies came back",
+    );
+}
+
+/// The body on a fake driver whose streams answer their first 3 queries "not ready".
+fn late_landings() {
+    let plugin = CudaPlugin::new(CudaConfig::default());
+    let dev = plugin.init_device(0).unwrap();
+    let q = dev.create_queue().unwrap();
+    // Small copies (packed and batched) and one of a buffer of its own.
+    let srcs: Vec<Vec<u8>> = (0..16)
+        .map(|k| pattern(70 + k, 1024))
+        .chain([pattern(90, 60_000)])
+        .collect();
+    let blocks: Vec<usize> = srcs
+        .iter()
+        .map(|s| dev.alloc(s.len(), AllocKind::Device, Some(q)).unwrap())
+        .collect();
+    for (s, &d) in srcs.iter().zip(&blocks) {
+        dev.copy(
+            CopyKind::HostToDevice,
+            d,
+            s.as_ptr() as usize,
+            s.len(),
+            Some(q),
+        )
+        .unwrap();
+    }
+    let mut backs: Vec<Vec<u8>> = srcs.iter().map(|s| vec![0u8; s.len()]).collect();
+    for (b, &d) in backs.iter_mut().zip(&blocks) {
+        dev.copy(
+            CopyKind::DeviceToHost,
+            b.as_mut_ptr() as usize,
+            d,
+            b.len(),
+            Some(q),
+        )
+        .unwrap();
+    }
+    dev.issue(q).unwrap();
+    // While the stream is "running", nothing has landed in the program's memory: a construct
+    // that polls it is still in flight (and the core's held constructs rely on copies back
+    // landing only when the construct is found complete).
+    for poll in 0..3 {
+        assert!(!dev.query(q).unwrap(), "poll {poll}: still running");
+        assert!(
+            dev.queue_touches_host(q),
+            "its copies back are still to land"
+        );
+        assert!(
+            backs.iter().all(|b| b.iter().all(|&x| x == 0)),
+            "poll {poll}: nothing landed yet"
+        );
+    }
+    assert!(dev.query(q).unwrap(), "found complete");
+    for (k, (s, b)) in srcs.iter().zip(&backs).enumerate() {
+        assert!(s == b, "copy {k} landed when the stream was found complete");
+    }
+    // The same through a wait, which needs no poll to say "ready" first.
+    for b in backs.iter_mut() {
+        b.fill(0);
+    }
+    for (b, &d) in backs.iter_mut().zip(&blocks) {
+        dev.copy(
+            CopyKind::DeviceToHost,
+            b.as_mut_ptr() as usize,
+            d,
+            b.len(),
+            Some(q),
+        )
+        .unwrap();
+    }
+    assert!(!dev.query(q).unwrap());
+    dev.synchronize(q).unwrap();
+    assert!(srcs == backs, "landed at the wait");
+    for d in blocks {
+        dev.free(d, AllocKind::Device, Some(q)).unwrap();
+    }
+    dev.synchronize(q).unwrap();
+    dev.destroy_queue(q).unwrap();
+    println!("fake driver: copies back landed when found complete");
+}
+
+#[test]
+fn copies_back_land_when_the_stream_is_found_complete_not_before_on_the_fake_driver() {
+    if std::env::var_os(CHILD).is_some() {
+        late_landings();
+        return;
+    }
+    on_fake(
+        "copies_back_land_when_the_stream_is_found_complete_not_before_on_the_fake_driver",
+        &[("FAKECUDA_BUSY_QUERIES", "3")],
+        "fake driver: copies back landed when found complete",
     );
 }

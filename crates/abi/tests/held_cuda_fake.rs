@@ -1,0 +1,182 @@
+//! Held `nowait` constructs on the CUDA plugin without a GPU: the core and the CUDA plugin on
+//! the fake driver of `tests/fakecuda`, whose streams answer their first queries "not ready"
+//! (`FAKECUDA_BUSY_QUERIES`), so a `nowait` construct stays in its task's slot with its
+//! staged copy back not landed, as on a GPU. A construct that then copies the same host
+//! memory in must first complete the held one (`ops/held.rs`): it must copy in what the held
+//! construct copied back, not what the memory held before. No kernel runs on the fake: the
+//! device copy is written with `omp_target_memcpy`'s routine.
+//!
+//! The driver is found through `LD_LIBRARY_PATH`, which the loader reads at start-up: the
+//! test builds the fake and runs itself again with the fake's folder in front.
+#![cfg(feature = "cuda")]
+
+use omptarget_core::ops::held;
+use omptarget_core::ops::map_type as mt;
+use omptarget_core::{Config, MapArgs, NoHostRuntime, Runtime};
+use omptarget_plugin_cuda::{CudaConfig, CudaPlugin};
+use std::ffi::c_void;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+
+const CHILD: &str = "OMPTARGET_RS_HELD_CUDA_FAKE_CHILD";
+const NAME: &str = "a_copy_in_completes_the_held_construct_first_on_the_cuda_plugin";
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// `tests/fakecuda/fakecuda.c` built into `dir` as `libcuda.so.1` (and `libcuda.so`).
+fn build_fake(dir: &Path) {
+    let source = repo().join("tests/fakecuda/fakecuda.c");
+    let lib = dir.join("libcuda.so.1");
+    let built = ["cc", "clang-19", "clang", "gcc"].iter().any(|cc| {
+        Command::new(cc)
+            .args(["-O1", "-shared", "-fPIC", "-o"])
+            .arg(&lib)
+            .arg(&source)
+            .arg("-lpthread")
+            .status()
+            .is_ok_and(|s| s.success())
+    });
+    assert!(built, "no C compiler built {}", source.display());
+    let link = dir.join("libcuda.so");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink("libcuda.so.1", &link).unwrap();
+}
+
+/// One construct over one `i32` item on device 0: `op` with its AsyncInfo; a `nowait` one
+/// (`tracked`) still running is left held (its slot value returned), others complete.
+fn construct(
+    rt: &Runtime,
+    x: usize,
+    ty: u64,
+    nowait: bool,
+    op: impl FnOnce(&Runtime, &omptarget_core::Device, &mut MapArgs<'_>, &mut omptarget_core::AsyncInfo),
+) -> Option<usize> {
+    let dev = rt.device(0).unwrap();
+    let mut bases = [x];
+    let begins = [x];
+    let sizes = [4i64];
+    let types = [ty as i64];
+    let mut args = MapArgs {
+        bases: &mut bases,
+        begins: &begins,
+        sizes: &sizes,
+        types: &types,
+        names: None,
+        mappers: None,
+    };
+    let mut ai = rt.async_info(&dev);
+    if nowait {
+        ai.track_copies_home();
+    }
+    op(rt, &dev, &mut args, &mut ai);
+    if nowait && !ai.is_done().unwrap() {
+        return Some(held::hold(ai) as usize);
+    }
+    ai.synchronize().unwrap();
+    None
+}
+
+/// The device copy of `x` (mapped), read or written through the runtime's memcpy routine.
+fn device_value(rt: &Runtime, x: usize, write: Option<i32>) -> i32 {
+    let dev = rt.device(0).unwrap();
+    let d = rt.mapped_ptr(&dev, x).expect("mapped");
+    let mut v = write.unwrap_or(0);
+    let host = &mut v as *mut i32 as usize;
+    let (dst, src, dst_dev, src_dev) = match write {
+        Some(_) => (d, host, 0, rt.initial_device()),
+        None => (host, d, rt.initial_device(), 0),
+    };
+    rt.target_memcpy(dst, src, 4, 0, 0, dst_dev, src_dev)
+        .unwrap();
+    v
+}
+
+fn on_the_fake_driver() {
+    let rt = Runtime::new(
+        Config::default(),
+        vec![Arc::new(CudaPlugin::new(CudaConfig::default()))],
+        Box::new(NoHostRuntime),
+    );
+    // A real sm_90 cubin (clang 19 and nvlink made it): the fake loads any image.
+    let cubin: &'static [u8] = Box::leak(
+        std::fs::read(
+            repo().join("crates/plugins/cuda/tests/data/api_is_present.sm_90.abi7.cubin"),
+        )
+        .unwrap()
+        .into_boxed_slice(),
+    );
+    let key = Box::leak(Box::new(0u64)) as *const u64 as usize;
+    rt.register(key, &[cubin], Vec::new());
+    assert!(rt.device(0).is_ok(), "the fake GPU is device 0");
+    let x = Box::leak(Box::new(1i32)) as *mut i32 as usize;
+    let enter = |rt: &Runtime, dev: &_, args: &mut MapArgs<'_>, ai: &mut _| {
+        rt.data_begin(dev, args, ai).unwrap()
+    };
+    let exit = |rt: &Runtime, dev: &_, args: &mut MapArgs<'_>, ai: &mut _| {
+        rt.data_end(dev, args, ai).unwrap()
+    };
+    // `enter data map(to: x)`: the device copy is 1; the device then computes 5.
+    construct(&rt, x, mt::TO, false, enter);
+    device_value(&rt, x, Some(5));
+    // `exit data map(from: x) nowait`: held, its copy back (5) not landed yet.
+    let a = construct(&rt, x, mt::FROM, true, exit).expect("held: the stream is busy");
+    // SAFETY: `x` is a leaked i32.
+    assert_eq!(
+        unsafe { *(x as *const i32) },
+        1,
+        "the copy back has not landed"
+    );
+    // `enter data map(to: x)` on another thread: it completes the held construct first and
+    // copies in 5.
+    std::thread::scope(|s| {
+        s.spawn(|| construct(&rt, x, mt::TO, false, enter));
+    });
+    assert_eq!(
+        unsafe { *(x as *const i32) },
+        5,
+        "the held construct's copy back landed"
+    );
+    assert_eq!(
+        device_value(&rt, x, None),
+        5,
+        "the copy in read what landed"
+    );
+    // The task's poll finds it complete.
+    // SAFETY: `a` is still in its slot.
+    assert!(unsafe { held::poll(a as *mut c_void, false) }.unwrap());
+    construct(&rt, x, mt::DELETE, false, exit);
+    let dev = rt.device(0).unwrap();
+    assert!(dev.mappings().is_empty());
+    drop(dev);
+    rt.unregister(key);
+    println!("fake driver: the held construct completed first");
+}
+
+#[test]
+fn a_copy_in_completes_the_held_construct_first_on_the_cuda_plugin() {
+    if std::env::var_os(CHILD).is_some() {
+        on_the_fake_driver();
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("omptarget-held-fakecuda-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    build_fake(&dir);
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", NAME, "--nocapture", "--test-threads=1"])
+        .env(CHILD, "1")
+        .env("LD_LIBRARY_PATH", &dir)
+        .env("FAKECUDA_BUSY_QUERIES", "3")
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains("fake driver: the held construct completed first"),
+        "on the fake driver: {}\n{stdout}\n{stderr}",
+        out.status
+    );
+}

@@ -54,11 +54,11 @@ impl Constructs<'_> {
         let hold = it.ty & mt::OMPX_HOLD != 0;
         let info = self.info_level();
         // Declared before the table's guard, so it gives back what it staged after the lock.
-        let mut staged = self.stage_ahead(dev, &it);
+        let _staged = self.stage_ahead(dev, &it);
         let mut table = dev.table.lock();
         let mut l = table.lookup(it.begin, it.size);
         if super::held::any() && l.entry.is_some_and(|id| unreferenced(&table, id)) {
-            (table, l) = after_released(dev, &it, ai, &mut staged, table);
+            (table, l) = after_released(dev, &it, ai, table);
         }
         let mut is_new = false;
         // A struct member (which holds no reference of its own) found in a mapping that this
@@ -720,16 +720,15 @@ fn unreferenced(table: &crate::mapping::MappingTable, id: crate::mapping::EntryI
 /// from, and its own copy back could land before that one's (a part lost: libomp's
 /// `in_reduction` tasks on hidden helper threads map one variable at once). An entry
 /// released by a construct that is not held (a blocking one, completing now) is shared as
-/// LLVM shares an entry awaiting its delayed deletion. Bytes staged ahead for the item
-/// (`staged`) were taken before the completed constructs' copies back landed: given back, so
-/// that the copy in reads the memory again.
+/// LLVM shares an entry awaiting its delayed deletion. Bytes this thread staged ahead for the
+/// item were taken before the completed constructs' copies back landed: given back (the
+/// guard's own give-back later finds nothing), so that the copy in reads the memory again.
 #[cold]
 #[inline(never)]
 fn after_released<'t>(
     dev: &'t Device,
     it: &Item,
     ai: &AsyncInfo,
-    staged: &mut Option<Unstage<'_>>,
     mut table: std::sync::MutexGuard<'t, crate::mapping::MappingTable>,
 ) -> (
     std::sync::MutexGuard<'t, crate::mapping::MappingTable>,
@@ -740,8 +739,8 @@ fn after_released<'t>(
         drop(table);
         // Completes only constructs not completed yet: each round completes at least one.
         let completed = super::held::complete_running(ai.cell(), it.begin, end);
-        if completed {
-            *staged = None;
+        if completed && let Ok(backend) = dev.backend() {
+            backend.unstage();
         }
         table = dev.table.lock();
         let l = table.lookup(it.begin, it.size);

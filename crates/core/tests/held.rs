@@ -116,6 +116,39 @@ fn synchronised_before(log: &[Op], queue: Option<QueueId>, before: usize) -> boo
         .any(|o| matches!(o, Op::Synchronize { queue: q, .. } if Some(*q) == queue))
 }
 
+/// The first copy from the device signals `inside` and then waits 50 ms before it goes on.
+fn pause_in_first_copy_back(fx: &Fixture, inside: std::sync::mpsc::Sender<()>) {
+    let inside = std::sync::Mutex::new(Some(inside));
+    *fx.state.on_copy_from_device.lock().unwrap() = Some(Arc::new(move || {
+        if let Some(tx) = inside.lock().unwrap().take() {
+            tx.send(()).unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }));
+}
+
+/// A `nowait` region over `item` whose copy back (registered, not yet held) pauses while
+/// another thread runs a blocking region over `other`: the held region's slot value.
+fn region_inside_copy_back(
+    fx: &Fixture,
+    item: (usize, i64, u64),
+    other: (usize, i64, u64),
+) -> usize {
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    pause_in_first_copy_back(fx, tx);
+    let a = std::thread::scope(|s| {
+        let b = s.spawn(move || {
+            rx.recv().unwrap();
+            region(fx, &[other], false);
+        });
+        let a = region(fx, &[item], true) as usize;
+        b.join().unwrap();
+        a
+    });
+    *fx.state.on_copy_from_device.lock().unwrap() = None;
+    a
+}
+
 #[test]
 fn a_copy_in_completes_the_threads_held_construct_that_copies_back_there_first() {
     let fx = fixture();
@@ -246,25 +279,7 @@ fn a_construct_still_being_issued_is_waited_for_from_its_first_copy_back() {
     // Inside the nowait region's copy back (registered, not yet held), another thread's
     // region maps the same memory, and the copy back's thread waits a while before it goes
     // on to be held.
-    let (tx, rx) = std::sync::mpsc::channel::<()>();
-    let tx = std::sync::Mutex::new(Some(tx));
-    *fx.state.on_copy_from_device.lock().unwrap() = Some(Arc::new(move || {
-        if let Some(tx) = tx.lock().unwrap().take() {
-            tx.send(()).unwrap();
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
-    }));
-    let a = std::thread::scope(|s| {
-        let fx = &fx;
-        let b = s.spawn(move || {
-            rx.recv().unwrap();
-            region(fx, &[item], false);
-        });
-        let a = region(fx, &[item], true) as usize;
-        b.join().unwrap();
-        a
-    });
-    *fx.state.on_copy_from_device.lock().unwrap() = None;
+    let a = region_inside_copy_back(&fx, item, item);
     let log = fx.state.log();
     let ins = copies_in(&log, item.0);
     assert_eq!(ins.len(), 2, "{log:#?}");
@@ -289,26 +304,8 @@ fn memory_a_held_construct_released_is_mapped_again_only_after_it_completed() {
     // the memory `from` only: it copies nothing in, so only the entry it finds tells it of
     // the copy back in flight. Sharing that device copy, its own copy back could land first
     // and the held one's after it; it must complete the held construct and map afresh.
-    let (tx, rx) = std::sync::mpsc::channel::<()>();
-    let tx = std::sync::Mutex::new(Some(tx));
-    *fx.state.on_copy_from_device.lock().unwrap() = Some(Arc::new(move || {
-        if let Some(tx) = tx.lock().unwrap().take() {
-            tx.send(()).unwrap();
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
-    }));
     let from_only = (item.0, 4, mt::FROM | mt::TARGET_PARAM);
-    let a = std::thread::scope(|s| {
-        let fx = &fx;
-        let b = s.spawn(move || {
-            rx.recv().unwrap();
-            region(fx, &[from_only], false);
-        });
-        let a = region(fx, &[item], true) as usize;
-        b.join().unwrap();
-        a
-    });
-    *fx.state.on_copy_from_device.lock().unwrap() = None;
+    let a = region_inside_copy_back(&fx, item, from_only);
     let log = fx.state.log();
     let launches: Vec<usize> = (0..log.len())
         .filter(|&i| matches!(log[i], Op::Launch { .. }))
@@ -401,13 +398,7 @@ fn bytes_staged_ahead_before_the_held_construct_completed_are_not_copied_in() {
             inside.recv().unwrap();
         }
     }));
-    let inside_tx = std::sync::Mutex::new(Some(inside_tx));
-    *fx.state.on_copy_from_device.lock().unwrap() = Some(Arc::new(move || {
-        if let Some(inside) = inside_tx.lock().unwrap().take() {
-            inside.send(()).unwrap();
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
-    }));
+    pause_in_first_copy_back(&fx, inside_tx);
     let always = (item.0, 4, mt::TO | mt::FROM | mt::ALWAYS | mt::TARGET_PARAM);
     let a = std::thread::scope(|s| {
         let fx = &fx;

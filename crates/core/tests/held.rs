@@ -8,8 +8,7 @@
 
 use omptarget_core::ops::held;
 use omptarget_core::ops::map_type as mt;
-use omptarget_core::plugin::{CopyKind, LaunchConfig, QueueId};
-use omptarget_core::trace::SourceLoc;
+use omptarget_core::plugin::{CopyKind, QueueId};
 use omptarget_core::{Config, NoHostRuntime, Runtime};
 use omptarget_plugin_mock::{MockState, Op, OpKind};
 use std::ffi::c_void;
@@ -17,7 +16,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 mod common;
-use common::{addr, enter, exit, inc_plugin, register_image, with_args};
+use common::{addr, enter, exit, held_region, inc_plugin, register_image};
 
 struct Fixture {
     rt: Runtime,
@@ -42,36 +41,10 @@ fn fixture() -> Fixture {
     }
 }
 
-/// A target region as the entry points run one: `nowait` ones track their copies back and,
-/// still running (the mock's queues are busy), are left in a slot (returned); blocking ones
-/// wait.
+/// A target region as the entry points run one (`common::held_region`): a `nowait` one still
+/// running (the mock's queues are busy) is left in a slot (returned), others wait (null).
 fn region(fx: &Fixture, items: &[(usize, i64, u64)], nowait: bool) -> *mut c_void {
-    let dev = fx.rt.device(0).unwrap();
-    with_args(items, |args| {
-        let mut ai = fx.rt.async_info(&dev);
-        if nowait {
-            ai.track_copies_home();
-        }
-        let config = LaunchConfig {
-            version: 3,
-            ..Default::default()
-        };
-        fx.rt
-            .target(
-                &dev,
-                fx.region,
-                args,
-                &config,
-                &SourceLoc::default(),
-                &mut ai,
-            )
-            .unwrap();
-        if !nowait || ai.is_done().unwrap() {
-            ai.synchronize().unwrap();
-            return std::ptr::null_mut();
-        }
-        held::hold(ai)
-    })
+    held_region(&fx.rt, fx.region, items, nowait)
 }
 
 /// The queue of the first copy to the device from host address `host`, and the log index

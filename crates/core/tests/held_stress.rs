@@ -8,8 +8,6 @@
 
 use omptarget_core::ops::held;
 use omptarget_core::ops::map_type as mt;
-use omptarget_core::plugin::LaunchConfig;
-use omptarget_core::trace::SourceLoc;
 use omptarget_core::{Config, NoHostRuntime, Runtime};
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -17,7 +15,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 mod common;
-use common::{inc_plugin, register_image, with_args};
+use common::{held_region, inc_plugin, register_image};
 
 const THREADS: usize = 8;
 const STEPS: usize = 300;
@@ -34,8 +32,8 @@ impl Rng {
     }
 }
 
-/// One region over `item`: a `nowait` one still running goes into `slots` (its task's slot
-/// value), a finished or blocking one completes here.
+/// One region over `item` (`common::held_region`): a `nowait` one still running goes into
+/// `slots` (its task's slot value), a finished or blocking one completes here.
 fn region(
     rt: &Runtime,
     key_region: usize,
@@ -43,31 +41,10 @@ fn region(
     nowait: bool,
     slots: &mut Vec<usize>,
 ) {
-    let dev = rt.device(0).unwrap();
-    with_args(&[item], |args| {
-        let mut ai = rt.async_info(&dev);
-        if nowait {
-            ai.track_copies_home();
-        }
-        let config = LaunchConfig {
-            version: 3,
-            ..Default::default()
-        };
-        rt.target(
-            &dev,
-            key_region,
-            args,
-            &config,
-            &SourceLoc::default(),
-            &mut ai,
-        )
-        .unwrap();
-        if !nowait || ai.is_done().unwrap() {
-            ai.synchronize().unwrap();
-        } else {
-            slots.push(held::hold(ai) as usize);
-        }
-    });
+    let held = held_region(rt, key_region, &[item], nowait);
+    if !held.is_null() {
+        slots.push(held as usize);
+    }
 }
 
 fn run(

@@ -114,3 +114,34 @@ pub fn inc_plugin(
     });
     (plugin, state)
 }
+
+/// A target region over `items` on device 0 as the entry points run one (the image's region
+/// `region`, kernel arguments version 3): a `nowait` one tracks its copies back and, still
+/// running, is left held (its slot value returned, `ops/held.rs`); others, and a `nowait` one
+/// already complete, wait (null returned).
+pub fn held_region(
+    rt: &Runtime,
+    region: usize,
+    items: &[(usize, i64, u64)],
+    nowait: bool,
+) -> *mut std::ffi::c_void {
+    let dev = rt.device(0).unwrap();
+    with_args(items, |args| {
+        let mut ai = rt.async_info(&dev);
+        if nowait {
+            ai.track_copies_home();
+        }
+        let config = omptarget_core::plugin::LaunchConfig {
+            version: 3,
+            ..Default::default()
+        };
+        let loc = omptarget_core::trace::SourceLoc::default();
+        rt.target(&dev, region, args, &config, &loc, &mut ai)
+            .unwrap();
+        if !nowait || ai.is_done().unwrap() {
+            ai.synchronize().unwrap();
+            return std::ptr::null_mut();
+        }
+        omptarget_core::ops::held::hold(ai)
+    })
+}

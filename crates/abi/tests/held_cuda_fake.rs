@@ -16,33 +16,16 @@ use omptarget_core::{Config, MapArgs, NoHostRuntime, Runtime};
 use omptarget_plugin_cuda::{CudaConfig, CudaPlugin};
 use std::ffi::c_void;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Arc;
 
-const CHILD: &str = "OMPTARGET_RS_HELD_CUDA_FAKE_CHILD";
+#[path = "../../../tests/fakecuda/run.rs"]
+mod fake_run;
+use fake_run::{in_child, on_fake};
+
 const NAME: &str = "a_copy_in_completes_the_held_construct_first_on_the_cuda_plugin";
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// `tests/fakecuda/fakecuda.c` built into `dir` as `libcuda.so.1` (and `libcuda.so`).
-fn build_fake(dir: &Path) {
-    let source = repo().join("tests/fakecuda/fakecuda.c");
-    let lib = dir.join("libcuda.so.1");
-    let built = ["cc", "clang-19", "clang", "gcc"].iter().any(|cc| {
-        Command::new(cc)
-            .args(["-O1", "-shared", "-fPIC", "-o"])
-            .arg(&lib)
-            .arg(&source)
-            .arg("-lpthread")
-            .status()
-            .is_ok_and(|s| s.success())
-    });
-    assert!(built, "no C compiler built {}", source.display());
-    let link = dir.join("libcuda.so");
-    let _ = std::fs::remove_file(&link);
-    std::os::unix::fs::symlink("libcuda.so.1", &link).unwrap();
 }
 
 /// One construct over one `i32` item on device 0: `op` with its AsyncInfo; a `nowait` one
@@ -157,26 +140,13 @@ fn on_the_fake_driver() {
 
 #[test]
 fn a_copy_in_completes_the_held_construct_first_on_the_cuda_plugin() {
-    if std::env::var_os(CHILD).is_some() {
+    if in_child() {
         on_the_fake_driver();
         return;
     }
-    let dir = std::env::temp_dir().join(format!("omptarget-held-fakecuda-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    build_fake(&dir);
-    let out = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", NAME, "--nocapture", "--test-threads=1"])
-        .env(CHILD, "1")
-        .env("LD_LIBRARY_PATH", &dir)
-        .env("FAKECUDA_BUSY_QUERIES", "3")
-        .output()
-        .unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success() && stdout.contains("fake driver: the held construct completed first"),
-        "on the fake driver: {}\n{stdout}\n{stderr}",
-        out.status
+    on_fake(
+        NAME,
+        &[("FAKECUDA_BUSY_QUERIES", "3")],
+        "fake driver: the held construct completed first",
     );
 }

@@ -12,29 +12,10 @@
 
 use omptarget_plugin::{AllocKind, CopyKind, Device, Plugin, QueueId};
 use omptarget_plugin_cuda::{CudaConfig, CudaPlugin};
-use std::path::{Path, PathBuf};
-use std::process::Command;
 
-const CHILD: &str = "OMPTARGET_RS_FAKE_CUDA_CHILD";
-
-/// Builds `tests/fakecuda/fakecuda.c` into `dir` as `libcuda.so.1` (and `libcuda.so`).
-fn build_fake(dir: &Path) {
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../tests/fakecuda/fakecuda.c");
-    let lib = dir.join("libcuda.so.1");
-    let built = ["cc", "clang-19", "clang", "gcc"].iter().any(|cc| {
-        Command::new(cc)
-            .args(["-O1", "-shared", "-fPIC", "-o"])
-            .arg(&lib)
-            .arg(&source)
-            .arg("-lpthread")
-            .status()
-            .is_ok_and(|s| s.success())
-    });
-    assert!(built, "no C compiler built {}", source.display());
-    let link = dir.join("libcuda.so");
-    let _ = std::fs::remove_file(&link);
-    std::os::unix::fs::symlink("libcuda.so.1", &link).unwrap();
-}
+#[path = "../../../../tests/fakecuda/run.rs"]
+mod fake_run;
+use fake_run::{in_child, on_fake};
 
 /// A byte pattern that differs from copy to copy and from offset to offset.
 fn pattern(seed: usize, len: usize) -> Vec<u8> {
@@ -138,33 +119,9 @@ fn on_the_fake_driver() {
     println!("fake driver: all copies came back");
 }
 
-/// Runs test `name` of this binary again in a child on the fake driver, with `envs`, and
-/// checks that it printed `done`.
-fn on_fake(name: &str, envs: &[(&str, &str)], done: &str) {
-    let dir: PathBuf =
-        std::env::temp_dir().join(format!("omptarget-fakecuda-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    build_fake(&dir);
-    let out = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", name, "--nocapture", "--test-threads=1"])
-        .env(CHILD, "1")
-        .env("LD_LIBRARY_PATH", &dir)
-        .envs(envs.iter().copied())
-        .output()
-        .unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success() && stdout.contains(done),
-        "on the fake driver: {}\n{stdout}\n{stderr}",
-        out.status
-    );
-}
-
 #[test]
 fn pageable_copies_come_back_through_every_staging_path_on_the_fake_driver() {
-    if std::env::var_os(CHILD).is_some() {
+    if in_child() {
         on_the_fake_driver();
         return;
     }
@@ -256,7 +213,7 @@ fn late_landings() {
 
 #[test]
 fn copies_back_land_when_the_stream_is_found_complete_not_before_on_the_fake_driver() {
-    if std::env::var_os(CHILD).is_some() {
+    if in_child() {
         late_landings();
         return;
     }

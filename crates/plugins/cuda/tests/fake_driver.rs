@@ -30,26 +30,51 @@ fn round_trip(dev: &dyn Device, q: QueueId, srcs: &[Vec<u8>]) {
     round_trip_as(dev, q, srcs, false)
 }
 
-/// [`round_trip`]; with `exit_order`, as a region's exit does it: the copies back are issued
-/// (`Device::issue`) and the blocks freed on the queue before the synchronisation.
-fn round_trip_as(dev: &dyn Device, q: QueueId, srcs: &[Vec<u8>], exit_order: bool) {
-    let copy = |kind, dst: usize, src: usize, len| dev.copy(kind, dst, src, len, Some(q)).unwrap();
-    let free = |blocks: &[usize]| {
-        for &d in blocks {
-            dev.free(d, AllocKind::Device, Some(q)).unwrap();
-        }
-    };
+/// Queues on `q`, without waiting: fresh device blocks for `srcs`, each filled from its source,
+/// and copied back into zeroed buffers (returned with the blocks).
+fn there_and_back(dev: &dyn Device, q: QueueId, srcs: &[Vec<u8>]) -> (Vec<usize>, Vec<Vec<u8>>) {
     let blocks: Vec<usize> = srcs
         .iter()
         .map(|s| dev.alloc(s.len(), AllocKind::Device, Some(q)).unwrap())
         .collect();
     for (s, &d) in srcs.iter().zip(&blocks) {
-        copy(CopyKind::HostToDevice, d, s.as_ptr() as usize, s.len());
+        dev.copy(
+            CopyKind::HostToDevice,
+            d,
+            s.as_ptr() as usize,
+            s.len(),
+            Some(q),
+        )
+        .unwrap();
     }
     let mut backs: Vec<Vec<u8>> = srcs.iter().map(|s| vec![0u8; s.len()]).collect();
-    for (b, &d) in backs.iter_mut().zip(&blocks) {
-        copy(CopyKind::DeviceToHost, b.as_mut_ptr() as usize, d, b.len());
+    copy_back(dev, q, &blocks, &mut backs);
+    (blocks, backs)
+}
+
+/// Queues on `q` a copy of each block into its buffer.
+fn copy_back(dev: &dyn Device, q: QueueId, blocks: &[usize], backs: &mut [Vec<u8>]) {
+    for (b, &d) in backs.iter_mut().zip(blocks) {
+        dev.copy(
+            CopyKind::DeviceToHost,
+            b.as_mut_ptr() as usize,
+            d,
+            b.len(),
+            Some(q),
+        )
+        .unwrap();
     }
+}
+
+/// [`round_trip`]; with `exit_order`, as a region's exit does it: the copies back are issued
+/// (`Device::issue`) and the blocks freed on the queue before the synchronisation.
+fn round_trip_as(dev: &dyn Device, q: QueueId, srcs: &[Vec<u8>], exit_order: bool) {
+    let free = |blocks: &[usize]| {
+        for &d in blocks {
+            dev.free(d, AllocKind::Device, Some(q)).unwrap();
+        }
+    };
+    let (blocks, backs) = there_and_back(dev, q, srcs);
     if exit_order {
         dev.issue(q).unwrap();
         free(&blocks);
@@ -142,31 +167,7 @@ fn late_landings() {
         .map(|k| pattern(70 + k, 1024))
         .chain([pattern(90, 60_000)])
         .collect();
-    let blocks: Vec<usize> = srcs
-        .iter()
-        .map(|s| dev.alloc(s.len(), AllocKind::Device, Some(q)).unwrap())
-        .collect();
-    for (s, &d) in srcs.iter().zip(&blocks) {
-        dev.copy(
-            CopyKind::HostToDevice,
-            d,
-            s.as_ptr() as usize,
-            s.len(),
-            Some(q),
-        )
-        .unwrap();
-    }
-    let mut backs: Vec<Vec<u8>> = srcs.iter().map(|s| vec![0u8; s.len()]).collect();
-    for (b, &d) in backs.iter_mut().zip(&blocks) {
-        dev.copy(
-            CopyKind::DeviceToHost,
-            b.as_mut_ptr() as usize,
-            d,
-            b.len(),
-            Some(q),
-        )
-        .unwrap();
-    }
+    let (blocks, mut backs) = there_and_back(&*dev, q, &srcs);
     dev.issue(q).unwrap();
     // While the stream is "running", nothing has landed in the program's memory: a construct
     // that polls it is still in flight (and the core's held constructs rely on copies back
@@ -190,16 +191,7 @@ fn late_landings() {
     for b in backs.iter_mut() {
         b.fill(0);
     }
-    for (b, &d) in backs.iter_mut().zip(&blocks) {
-        dev.copy(
-            CopyKind::DeviceToHost,
-            b.as_mut_ptr() as usize,
-            d,
-            b.len(),
-            Some(q),
-        )
-        .unwrap();
-    }
+    copy_back(&*dev, q, &blocks, &mut backs);
     assert!(!dev.query(q).unwrap());
     dev.synchronize(q).unwrap();
     assert!(srcs == backs, "landed at the wait");

@@ -674,8 +674,13 @@ fn c_programs_agree_with_llvm() {
         "no programs under {}",
         tests_dir.display()
     );
-    // (oracle index, program), each built into the oracle's own folder.
+    // (oracle index, program), each built into the oracle's own folder; and the late-copies
+    // pass: clang-19's builds again (the runtime's paths are the same for both compilers), once
+    // the first pass has built them, of the programs whose constructs may complete after they
+    // return (`nowait`, the `_async` routines, interop, detached tasks): a blocking construct
+    // waits for its copies back to land, late or not.
     let mut jobs: Vec<(usize, PathBuf)> = Vec::new();
+    let mut late_jobs: Vec<(usize, PathBuf)> = Vec::new();
     for (i, o) in oracles.iter().enumerate() {
         let build = ours
             .parent()
@@ -684,29 +689,21 @@ fn c_programs_agree_with_llvm() {
             .join(o.name);
         std::fs::create_dir_all(&build).unwrap();
         for p in &programs {
-            let only = directives(&std::fs::read_to_string(p).unwrap_or_default()).only;
-            if only.is_empty() || only.iter().any(|n| n == o.name) {
-                jobs.push((i, p.clone()));
+            let text = std::fs::read_to_string(p).unwrap_or_default();
+            let d = directives(&text);
+            if !d.only.is_empty() && !d.only.iter().any(|n| n == o.name) {
+                continue;
+            }
+            jobs.push((i, p.clone()));
+            let completes_later = ["nowait", "_async", "interop", "detach"]
+                .iter()
+                .any(|w| text.contains(w));
+            if o.name == "clang19" && completes_later && !d.late_copies_skip {
+                late_jobs.push((i, p.clone()));
             }
         }
     }
-    // The late-copies pass: clang-19's builds again (the runtime's paths are the same for both
-    // compilers), once the first pass has built them; the programs whose constructs may
-    // complete after they return (`nowait`, the `_async` routines, interop, detached tasks):
-    // a blocking construct waits for its copies back to land, late or not.
-    let late_jobs: Vec<(usize, PathBuf)> = jobs
-        .iter()
-        .filter(|(i, p)| {
-            let text = std::fs::read_to_string(p).unwrap_or_default();
-            oracles[*i].name == "clang19"
-                && ["nowait", "_async", "interop", "detach"]
-                    .iter()
-                    .any(|w| text.contains(w))
-                && !directives(&text).late_copies_skip
-        })
-        .cloned()
-        .rev()
-        .collect();
+    late_jobs.reverse();
     jobs.reverse();
 
     let results: Mutex<BTreeMap<String, Result<(), String>>> = Mutex::new(BTreeMap::new());

@@ -27,6 +27,11 @@
  *   CUDA_ERROR_NOT_SUPPORTED; peer access is unsupported (one device).
  * - FAKECUDA_BUSY_QUERIES=N (tests): each stream answers its first N cuStreamQuery calls
  *   CUDA_ERROR_NOT_READY, again after each "ready" answer and synchronisation.
+ * - FAKECUDA_FAULT_LAUNCH=N (tests): the Nth launch of a kernel other than the copy kernel
+ *   faults, as a kernel that stores through a wild address does on a GPU: the launch itself
+ *   succeeds, and from then on the context is unusable (a "sticky" error): every call that
+ *   works in it, and every stream and event query, synchronisation and destruction and every
+ *   free, answers CUDA_ERROR_ILLEGAL_ADDRESS.
  * - The current context is kept per thread (cuCtxSetCurrent). Calls that work in the current
  *   context (allocations and frees, stream, event and module creation, copies, batches and
  *   fills, kernel launches) answer CUDA_ERROR_INVALID_CONTEXT on a thread that has none, as the
@@ -73,6 +78,7 @@ enum {
   CUDA_ERROR_INVALID_HANDLE = 400,
   CUDA_ERROR_NOT_FOUND = 500,
   CUDA_ERROR_NOT_READY = 600,
+  CUDA_ERROR_ILLEGAL_ADDRESS = 700,
   CUDA_ERROR_LAUNCH_FAILED = 719,
   CUDA_ERROR_NOT_SUPPORTED = 801,
   CUDA_ERROR_UNKNOWN = 999,
@@ -343,8 +349,13 @@ API CUresult cuCtxSetCurrent(CUcontext ctx) {
 }
 
 /* At the start of a call that works in the current context. */
+/* FAKECUDA_FAULT_LAUNCH (above): set at the faulting launch, never cleared. */
+static int faulted;
+#define STICKY \
+  if (__atomic_load_n(&faulted, __ATOMIC_ACQUIRE)) return CUDA_ERROR_ILLEGAL_ADDRESS
 #define NEED_CTX \
-  if (!current_ctx) return CUDA_ERROR_INVALID_CONTEXT
+  if (!current_ctx) return CUDA_ERROR_INVALID_CONTEXT; \
+  STICKY
 
 API CUresult cuCtxSetLimit(int limit, size_t value) {
   (void)limit, (void)value;
@@ -352,6 +363,7 @@ API CUresult cuCtxSetLimit(int limit, size_t value) {
 }
 
 API CUresult cuCtxSynchronize(void) {
+  STICKY;
   pool_release();
   return CUDA_SUCCESS;
 }
@@ -379,6 +391,8 @@ static const char *error_name(CUresult e, const char **text) {
     E(CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle")
     E(CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found")
     E(CUDA_ERROR_NOT_READY, "CUDA_ERROR_NOT_READY", "device not ready")
+    E(CUDA_ERROR_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS",
+      "an illegal memory access was encountered")
     E(CUDA_ERROR_LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure")
     E(CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported")
     E(CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error")
@@ -411,6 +425,7 @@ API CUresult cuStreamCreate(CUstream *s, unsigned int flags) {
 }
 
 API CUresult cuStreamDestroy_v2(CUstream s) {
+  STICKY;
   if (!is(s, TAG_STREAM)) return CUDA_ERROR_INVALID_HANDLE;
   s->tag = 0;
   free(s);
@@ -435,6 +450,7 @@ static int busy_queries(void) {
 }
 
 API CUresult cuStreamQuery(CUstream s) {
+  STICKY;
   CHECK_STREAM(s);
   if (s && s->busy < busy_queries()) {
     s->busy++;
@@ -445,6 +461,7 @@ API CUresult cuStreamQuery(CUstream s) {
 }
 
 API CUresult cuStreamSynchronize(CUstream s) {
+  STICKY;
   CHECK_STREAM(s);
   if (s) s->busy = 0;
   pool_release();
@@ -452,6 +469,7 @@ API CUresult cuStreamSynchronize(CUstream s) {
 }
 
 API CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags) {
+  STICKY;
   (void)flags;
   CHECK_STREAM(s);
   return is(e, TAG_EVENT) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
@@ -466,6 +484,7 @@ API CUresult cuEventCreate(CUevent *e, unsigned int flags) {
 }
 
 API CUresult cuEventDestroy_v2(CUevent e) {
+  STICKY;
   if (!is(e, TAG_EVENT)) return CUDA_ERROR_INVALID_HANDLE;
   e->tag = 0;
   free(e);
@@ -473,15 +492,18 @@ API CUresult cuEventDestroy_v2(CUevent e) {
 }
 
 API CUresult cuEventRecord(CUevent e, CUstream s) {
+  STICKY;
   CHECK_STREAM(s);
   return is(e, TAG_EVENT) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 
 API CUresult cuEventQuery(CUevent e) {
+  STICKY;
   return is(e, TAG_EVENT) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 
 API CUresult cuEventSynchronize(CUevent e) {
+  STICKY;
   if (!is(e, TAG_EVENT)) return CUDA_ERROR_INVALID_HANDLE;
   pool_release();
   return CUDA_SUCCESS;
@@ -510,6 +532,7 @@ API CUresult cuMemAllocManaged(CUdeviceptr *p, size_t size, unsigned int flags) 
 }
 
 API CUresult cuMemFree_v2(CUdeviceptr p) {
+  STICKY;
   NEED_CTX;
   return free_mem((uintptr_t)p, 1u << K_DEVICE | 1u << K_MANAGED | 1u << K_POOL);
 }
@@ -521,6 +544,7 @@ API CUresult cuMemAllocHost_v2(void **p, size_t size) {
 }
 
 API CUresult cuMemFreeHost(void *p) {
+  STICKY;
   NEED_CTX;
   return free_mem((uintptr_t)p, 1u << K_HOST);
 }
@@ -533,6 +557,7 @@ API CUresult cuMemAllocAsync(CUdeviceptr *p, size_t size, CUstream s) {
 }
 
 API CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s) {
+  STICKY;
   NEED_CTX;
   CHECK_STREAM(s);
   return free_mem((uintptr_t)p, 1u << K_POOL | 1u << K_DEVICE | 1u << K_MANAGED);
@@ -835,6 +860,18 @@ API CUresult cuFuncGetParamInfo(CUfunction f, size_t index, size_t *offset, size
   return is(f, TAG_FUNC) ? CUDA_ERROR_NOT_SUPPORTED : CUDA_ERROR_INVALID_HANDLE;
 }
 
+/* FAKECUDA_FAULT_LAUNCH=N (above; unset or 0: no fault). */
+static int fault_launch(void) {
+  static int n = -1;
+  if (n < 0) {
+    const char *v = getenv("FAKECUDA_FAULT_LAUNCH");
+    n = v ? atoi(v) : 0;
+    if (n < 0) n = 0;
+  }
+  return n;
+}
+static int launches;
+
 /* Kernels do not run, except the staging copy kernel: block b copies entry b of its table. */
 API CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
                             unsigned int bx, unsigned int by, unsigned int bz,
@@ -845,6 +882,9 @@ API CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsi
   if (!is(f, TAG_FUNC)) return CUDA_ERROR_INVALID_HANDLE;
   if (!gx || !gy || !gz || !bx || !by || !bz || (unsigned long long)bx * by * bz > 1024)
     return CUDA_ERROR_INVALID_VALUE;
+  if (!f->copy_kernel && fault_launch() > 0 &&
+      __atomic_add_fetch(&launches, 1, __ATOMIC_RELAXED) == fault_launch())
+    __atomic_store_n(&faulted, 1, __ATOMIC_RELEASE);
   if (f->copy_kernel) {
     if (!params || !params[0] || gx > COPY_ENTRIES || gy != 1 || gz != 1)
       return CUDA_ERROR_INVALID_VALUE;

@@ -10,7 +10,7 @@
 // binary under both runtimes, whatever the device. What is compared is how each child ends and
 // what it printed (a GPU's device printf, the assertion's line, reaches stdout), not the
 // runtime's error lines: which driver call first meets the fault depends on how far the
-// kernel got when the runtime queued its next work (crates/abi/tests/fault_cuda_fake.rs
+// kernel got when the runtime queued its next work (crates/abi/tests/kernels_cuda_fake.rs
 // checks ours on that path without a GPU).
 #include <assert.h>
 #include <omp.h>

@@ -32,6 +32,8 @@
  *   succeeds, and from then on the context is unusable (a "sticky" error): every call that
  *   works in it, and every stream and event query, synchronisation and destruction and every
  *   free, answers CUDA_ERROR_ILLEGAL_ADDRESS.
+ * - fakecuda_stream_syncs() (tests; not a driver call) answers how many cuStreamSynchronize
+ *   calls were made.
  * - The current context is kept per thread (cuCtxSetCurrent). Calls that work in the current
  *   context (allocations and frees, stream, event and module creation, copies, batches and
  *   fills, kernel launches) answer CUDA_ERROR_INVALID_CONTEXT on a thread that has none, as the
@@ -460,7 +462,14 @@ API CUresult cuStreamQuery(CUstream s) {
   return CUDA_SUCCESS;
 }
 
+/* Stream synchronisations so far, for tests (fakecuda_stream_syncs). */
+static unsigned long stream_syncs;
+API unsigned long fakecuda_stream_syncs(void) {
+  return __atomic_load_n(&stream_syncs, __ATOMIC_RELAXED);
+}
+
 API CUresult cuStreamSynchronize(CUstream s) {
+  __atomic_add_fetch(&stream_syncs, 1, __ATOMIC_RELAXED);
   STICKY;
   CHECK_STREAM(s);
   if (s) s->busy = 0;

@@ -72,6 +72,10 @@ pub(crate) struct CudaDevice {
     record_va: usize,
     /// The device's UUID in lower-case hex (LLVM 22's vendor UID of a CUDA device).
     uuid: Option<String>,
+    /// Whether a loaded image may print (device `printf`, a failed `assert`): the driver
+    /// writes what kernels print only at synchronising calls, so a wait that found the work
+    /// complete by polling then synchronises the stream too (device/queue.rs).
+    prints: std::sync::atomic::AtomicBool,
 }
 
 // SAFETY: CUDA driver handles may be used from any thread once the context is current (each
@@ -297,6 +301,7 @@ impl CudaDevice {
             sm_count,
             pageable_access,
             peers: Mutex::new(std::collections::HashMap::new()),
+            prints: std::sync::atomic::AtomicBool::new(false),
             timing: timing::Timing::default(),
             record: std::sync::OnceLock::new(),
             record_va: config.record_va,

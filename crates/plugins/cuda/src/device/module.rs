@@ -71,6 +71,26 @@ impl Code {
     }
 }
 
+/// The driver's calls through which a kernel prints: device `printf` and CUDA's `assert`
+/// (the OpenMP device runtime's `assert` prints through `printf`).
+const PRINT_CALLS: [&str; 2] = ["vprintf", "__assertfail"];
+
+/// Whether kernels of an image may print: a cubin's symbol table names one of
+/// [`PRINT_CALLS`] (undefined: the driver provides them), PTX text mentions one; a fatbinary,
+/// or a cubin without a symbol table, may.
+fn may_print(code: &Code, bytes: &[u8], kind: ImageKind) -> bool {
+    let mentions = |text: &[u8]| {
+        PRINT_CALLS
+            .iter()
+            .any(|n| text.windows(n.len()).any(|w| w == n.as_bytes()))
+    };
+    match (&code.symbols, kind) {
+        (Some(s), _) => PRINT_CALLS.iter().any(|n| s.contains(*n)),
+        (None, ImageKind::Ptx) => mentions(bytes),
+        (None, _) => true,
+    }
+}
+
 /// The device runtime's `DeviceEnvironmentTy` (LLVM 19).
 #[repr(C)]
 struct DeviceEnvironment {
@@ -136,6 +156,10 @@ impl CudaDevice {
                 _ => None,
             },
         };
+        if may_print(&code, image.bytes, kind) {
+            self.prints
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+        }
         // The device runtime reads its environment from this global.
         if let Some((ptr, size)) = code.global("__omp_rtl_device_environment")? {
             let de = DeviceEnvironment {

@@ -57,6 +57,23 @@ impl CudaDevice {
         // Staged copies land as their chunks complete, then the stream is waited for.
         self.staging.finish(queue.0, Some(&mut wait))?;
         self.blocks.completed(queue.0);
+        self.flush_output(s)
+    }
+
+    /// Makes the driver write what the stream's kernels printed, where a loaded image may
+    /// print: the driver writes device `printf` output only at synchronising calls
+    /// (`cuStreamSynchronize`, `cuEventSynchronize`, a kernel launch, a module unload; not
+    /// `cuStreamQuery`), and does not at process exit, so a wait that found the work complete
+    /// by polling would leave it unwritten until some later call, or lose it. The stream's
+    /// work is complete here, so the call returns at once. LLVM 19 waits with
+    /// `cuStreamSynchronize`: a region's output is written when the region ends.
+    fn flush_output(&self, s: CUstream) -> Result<()> {
+        if self.prints.load(std::sync::atomic::Ordering::Relaxed) {
+            // SAFETY: synchronises a live stream whose work is complete.
+            call("cuStreamSynchronize", || unsafe {
+                sys::cuStreamSynchronize(s)
+            })?;
+        }
         Ok(())
     }
 
@@ -68,6 +85,7 @@ impl CudaDevice {
         if done {
             self.staging.finish(queue.0, None)?;
             self.blocks.completed(queue.0);
+            self.flush_output(s)?;
         }
         Ok(done)
     }

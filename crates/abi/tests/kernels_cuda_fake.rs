@@ -1,0 +1,263 @@
+//! Kernels on the CUDA plugin without a GPU: the core and the CUDA plugin on the fake driver of
+//! `tests/fakecuda`, with real sm_90 cubins registered (clang 19 and nvlink made them; the
+//! fake loads any image and runs no kernel).
+//!
+//! - A kernel that faults: the fake's `FAKECUDA_FAULT_LAUNCH=N` makes the Nth launch fault as
+//!   a wild store does on a GPU: the launch succeeds, and from then on the context answers
+//!   every call with `CUDA_ERROR_ILLEGAL_ADDRESS` (a "sticky" error). A program ends there (the
+//!   offload policy aborts it; `tests/c/err_kernel_fault.c` compares that with LLVM 19 on a
+//!   GPU); what the runtime must do meanwhile is fail each construct with the driver's reason,
+//!   never panic or hang, and still come apart at the end.
+//! - A kernel that prints: the driver writes device `printf` output only at synchronising
+//!   calls, so when an image may print, a region whose wait found its work complete by polling
+//!   synchronises its stream before it returns (`tests/c/device_printf.c` compares the output's
+//!   order with LLVM 19 on a GPU); an image that cannot print costs no such call.
+//!
+//! The driver is found through `LD_LIBRARY_PATH`, which the loader reads at start-up: each
+//! test builds the fake and runs itself again with the fake's folder in front.
+#![cfg(feature = "cuda")]
+
+use omptarget_core::image::OffloadEntry;
+use omptarget_core::ops::map_type as mt;
+use omptarget_core::plugin::{AllocKind, LaunchConfig};
+use omptarget_core::trace::SourceLoc;
+use omptarget_core::{Config, MapArgs, NoHostRuntime, Runtime};
+use omptarget_plugin_cuda::{CudaConfig, CudaPlugin};
+use std::ffi::CStr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+#[path = "../../../tests/fakecuda/run.rs"]
+mod fake_run;
+use fake_run::{in_child, on_fake};
+
+const REASON: &str = "an illegal memory access was encountered";
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Everything after this must end within `secs`; a hang is a failure, not a stuck test run.
+fn watchdog(secs: u64) {
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(secs));
+        eprintln!("still running after {secs} s (a hang)");
+        std::process::exit(3);
+    });
+}
+
+/// A runtime on the CUDA plugin with `cubin` (under `crates/plugins/cuda/tests/data`)
+/// registered and its kernel `kernel` as a region: the runtime, the image's key and the
+/// region's host address.
+fn runtime_with(cubin: &str, kernel: &'static CStr) -> (Runtime, usize, usize) {
+    let rt = Runtime::new(
+        Config::default(),
+        vec![Arc::new(CudaPlugin::new(CudaConfig::default()))],
+        Box::new(NoHostRuntime),
+    );
+    let bytes: &'static [u8] = Box::leak(
+        std::fs::read(repo().join("crates/plugins/cuda/tests/data").join(cubin))
+            .unwrap()
+            .into_boxed_slice(),
+    );
+    let region = Box::leak(Box::new(0u8)) as *const u8 as usize;
+    let key = Box::leak(Box::new(0u64)) as *const u64 as usize;
+    let entry = OffloadEntry {
+        addr: region,
+        name: kernel,
+        size: 0,
+        flags: 0,
+        data: 0,
+    };
+    rt.register(key, &[bytes], vec![entry]);
+    assert!(rt.device(0).is_ok(), "the fake GPU is device 0");
+    (rt, key, region)
+}
+
+/// A region over one `i32` at `x` (`tofrom`): `Ok` when it launched and completed; a `nowait`
+/// one is polled until done or failed.
+fn region(rt: &Runtime, kernel: usize, x: usize, nowait: bool) -> omptarget_core::Result<()> {
+    let dev = rt.device(0)?;
+    let mut bases = [x];
+    let begins = [x];
+    let sizes = [4i64];
+    let types = [(mt::TO | mt::FROM | mt::TARGET_PARAM) as i64];
+    let mut args = MapArgs {
+        bases: &mut bases,
+        begins: &begins,
+        sizes: &sizes,
+        types: &types,
+        names: None,
+        mappers: None,
+    };
+    let mut ai = rt.async_info(&dev);
+    if nowait {
+        ai.track_copies_home();
+    }
+    let config = LaunchConfig {
+        version: 3,
+        ..Default::default()
+    };
+    let launched = rt.target(
+        &dev,
+        kernel,
+        &mut args,
+        &config,
+        &SourceLoc::default(),
+        &mut ai,
+    );
+    if let Err(e) = launched {
+        // A failed construct still waits for what it queued (as a blocking one does).
+        let _ = ai.synchronize();
+        return Err(e);
+    }
+    if nowait {
+        while !ai.is_done()? {
+            std::thread::yield_now();
+        }
+    }
+    ai.synchronize()
+}
+
+fn fault_on_the_fake_driver() {
+    watchdog(60);
+    let (rt, key, kernel) = runtime_with(
+        "api_is_present.sm_90.abi7.cubin",
+        c"__omp_offloading_fe00_510096_main_l45",
+    );
+    let x = Box::leak(Box::new(1i32)) as *mut i32 as usize;
+    // The first launch runs; the second faults (FAKECUDA_FAULT_LAUNCH=2).
+    region(&rt, kernel, x, false).expect("the first region runs");
+    let e = region(&rt, kernel, x, false).expect_err("the faulting region fails");
+    assert!(
+        format!("{e:?}").contains(REASON),
+        "the driver's reason reaches the error: {e:?}"
+    );
+    // Every later construct fails (the context is unusable), and says why.
+    for nowait in [false, true] {
+        let e = region(&rt, kernel, x, nowait).expect_err("a region after the fault fails");
+        assert!(format!("{e:?}").contains(REASON), "{e:?}");
+    }
+    let mut v = 0i32;
+    let host = &mut v as *mut i32 as usize;
+    if let Ok(d) = rt.target_alloc(64, 0, AllocKind::Device) {
+        assert!(
+            rt.target_memcpy(d, host, 4, 0, 0, 0, rt.initial_device())
+                .is_err(),
+            "a copy after the fault fails"
+        );
+        let _ = rt.target_free(d, 0, AllocKind::Device);
+    }
+    // No mapping is left behind by the failed constructs.
+    let dev = rt.device(0).unwrap();
+    assert!(
+        dev.mappings().is_empty(),
+        "the failed constructs left mappings: {:?}",
+        dev.mappings()
+    );
+    drop(dev);
+    rt.unregister(key);
+    drop(rt);
+    println!("fault test: every construct after the fault failed with the driver's reason");
+}
+
+#[test]
+fn a_faulting_kernel_fails_its_construct_and_the_runtime_still_comes_apart() {
+    if in_child() {
+        fault_on_the_fake_driver();
+        return;
+    }
+    on_fake(
+        "a_faulting_kernel_fails_its_construct_and_the_runtime_still_comes_apart",
+        &[("FAKECUDA_FAULT_LAUNCH", "2")],
+        "fault test: every construct after the fault failed",
+    );
+}
+
+/// The fake's count of `cuStreamSynchronize` calls (`fakecuda_stream_syncs`).
+fn stream_syncs() -> u64 {
+    // SAFETY: the fake driver is loaded (the runtime's plugin opened it); its counter takes
+    // no argument and returns an unsigned long.
+    unsafe {
+        let lib = libc::dlopen(c"libcuda.so.1".as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD);
+        assert!(!lib.is_null(), "the fake driver is loaded");
+        let f = libc::dlsym(lib, c"fakecuda_stream_syncs".as_ptr());
+        assert!(!f.is_null(), "the fake driver counts synchronisations");
+        let f: extern "C" fn() -> libc::c_ulong = std::mem::transmute(f);
+        let n = f() as u64;
+        libc::dlclose(lib);
+        n
+    }
+}
+
+/// Synchronisations made by `n` regions (half blocking, half `nowait`) of `kernel`.
+fn syncs_of_regions(rt: &Runtime, kernel: usize, n: usize) -> u64 {
+    let x = Box::leak(Box::new(1i32)) as *mut i32 as usize;
+    let before = stream_syncs();
+    for i in 0..n {
+        region(rt, kernel, x, i % 2 == 1).unwrap();
+    }
+    stream_syncs() - before
+}
+
+fn print_on_the_fake_driver() {
+    watchdog(60);
+    // An image whose kernels call `vprintf`: each region synchronises its stream, blocking
+    // and `nowait` alike (the fake's streams are complete at once: every wait ends polling).
+    let (rt, key, kernel) = runtime_with(
+        "device_printf.sm_90.abi7.cubin",
+        c"__omp_offloading_fe00_5122e6_main_l24",
+    );
+    let printing = syncs_of_regions(&rt, kernel, 10);
+    assert!(
+        printing >= 10,
+        "10 regions of a printing image made {printing} stream synchronisations"
+    );
+    rt.unregister(key);
+    drop(rt);
+    println!("print test: {printing} synchronisations for 10 regions of a printing image");
+}
+
+fn no_print_on_the_fake_driver() {
+    watchdog(60);
+    // An image that cannot print: its regions end polling, with no synchronising call.
+    let (rt, key, kernel) = runtime_with(
+        "api_is_present.sm_90.abi7.cubin",
+        c"__omp_offloading_fe00_510096_main_l45",
+    );
+    let silent = syncs_of_regions(&rt, kernel, 10);
+    assert_eq!(
+        silent, 0,
+        "10 regions of an image that cannot print made {silent} stream synchronisations"
+    );
+    rt.unregister(key);
+    drop(rt);
+    println!("print test: no synchronisation for regions of an image that cannot print");
+}
+
+#[test]
+fn a_printing_image_has_its_output_written_when_each_region_ends() {
+    if in_child() {
+        print_on_the_fake_driver();
+        return;
+    }
+    on_fake(
+        "a_printing_image_has_its_output_written_when_each_region_ends",
+        &[],
+        "print test: ",
+    );
+}
+
+#[test]
+fn an_image_that_cannot_print_costs_no_synchronisation() {
+    if in_child() {
+        no_print_on_the_fake_driver();
+        return;
+    }
+    on_fake(
+        "an_image_that_cannot_print_costs_no_synchronisation",
+        &[],
+        "print test: no synchronisation",
+    );
+}

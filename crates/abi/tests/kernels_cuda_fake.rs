@@ -214,6 +214,15 @@ fn print_on_the_fake_driver() {
         printing >= 10,
         "10 regions of a printing image made {printing} stream synchronisations"
     );
+    // The 11th launch faults (FAKECUDA_FAULT_LAUNCH=11): its stream is synchronised too, as a
+    // failed `assert` prints before it traps.
+    let x = Box::leak(Box::new(1i32)) as *mut i32 as usize;
+    let before = stream_syncs();
+    region(&rt, kernel, x, false).expect_err("the 11th launch faults");
+    assert!(
+        stream_syncs() > before,
+        "the faulting region's stream was not synchronised"
+    );
     rt.unregister(key);
     drop(rt);
     println!("print test: {printing} synchronisations for 10 regions of a printing image");
@@ -244,7 +253,7 @@ fn a_printing_image_has_its_output_written_when_each_region_ends() {
     }
     on_fake(
         "a_printing_image_has_its_output_written_when_each_region_ends",
-        &[],
+        &[("FAKECUDA_FAULT_LAUNCH", "11")],
         "print test: ",
     );
 }

@@ -55,9 +55,12 @@ impl CudaDevice {
         let s = stream(queue);
         let mut wait = || self.waiter.stream(s);
         // Staged copies land as their chunks complete, then the stream is waited for.
-        self.staging.finish(queue.0, Some(&mut wait))?;
+        let finished = self.staging.finish(queue.0, Some(&mut wait));
+        // Written when the work failed too: a failed `assert` prints, then traps.
+        let flushed = self.flush_output(s);
+        finished?;
         self.blocks.completed(queue.0);
-        self.flush_output(s)
+        flushed
     }
 
     /// Makes the driver write what the stream's kernels printed, where a loaded image may
@@ -81,7 +84,11 @@ impl CudaDevice {
         self.current()?;
         let s = self.submit(queue)?;
         // SAFETY: non-blocking query of a live stream.
-        let done = driver::query("cuStreamQuery", || unsafe { sys::cuStreamQuery(s) })?;
+        let done = driver::query("cuStreamQuery", || unsafe { sys::cuStreamQuery(s) })
+            .inspect_err(|_| {
+                // What the failed work printed is written (its error is the query's).
+                let _ = self.flush_output(s);
+            })?;
         if done {
             self.staging.finish(queue.0, None)?;
             self.blocks.completed(queue.0);

@@ -12,21 +12,17 @@
 
 use omptarget_core::ops::held;
 use omptarget_core::ops::map_type as mt;
-use omptarget_core::{Config, MapArgs, NoHostRuntime, Runtime};
-use omptarget_plugin_cuda::{CudaConfig, CudaPlugin};
+use omptarget_core::{MapArgs, Runtime};
 use std::ffi::c_void;
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+
+mod cuda_fake;
+use cuda_fake::{one_item, runtime_with};
 
 #[path = "../../../tests/fakecuda/run.rs"]
 mod fake_run;
 use fake_run::{in_child, on_fake};
 
 const NAME: &str = "a_copy_in_completes_the_held_construct_first_on_the_cuda_plugin";
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 /// One construct over one `i32` item on device 0: `op` with its AsyncInfo; a `nowait` one
 /// (`tracked`) still running is left held (its slot value returned), others complete.
@@ -38,23 +34,11 @@ fn construct(
     op: impl FnOnce(&Runtime, &omptarget_core::Device, &mut MapArgs<'_>, &mut omptarget_core::AsyncInfo),
 ) -> Option<usize> {
     let dev = rt.device(0).unwrap();
-    let mut bases = [x];
-    let begins = [x];
-    let sizes = [4i64];
-    let types = [ty as i64];
-    let mut args = MapArgs {
-        bases: &mut bases,
-        begins: &begins,
-        sizes: &sizes,
-        types: &types,
-        names: None,
-        mappers: None,
-    };
     let mut ai = rt.async_info(&dev);
     if nowait {
         ai.track_copies_home();
     }
-    op(rt, &dev, &mut args, &mut ai);
+    one_item(x, ty, |args| op(rt, &dev, args, &mut ai));
     if nowait && !ai.is_done().unwrap() {
         return Some(held::hold(ai) as usize);
     }
@@ -78,22 +62,7 @@ fn device_value(rt: &Runtime, x: usize, write: Option<i32>) -> i32 {
 }
 
 fn on_the_fake_driver() {
-    let rt = Runtime::new(
-        Config::default(),
-        vec![Arc::new(CudaPlugin::new(CudaConfig::default()))],
-        Box::new(NoHostRuntime),
-    );
-    // A real sm_90 cubin (clang 19 and nvlink made it): the fake loads any image.
-    let cubin: &'static [u8] = Box::leak(
-        std::fs::read(
-            repo().join("crates/plugins/cuda/tests/data/api_is_present.sm_90.abi7.cubin"),
-        )
-        .unwrap()
-        .into_boxed_slice(),
-    );
-    let key = Box::leak(Box::new(0u64)) as *const u64 as usize;
-    rt.register(key, &[cubin], Vec::new());
-    assert!(rt.device(0).is_ok(), "the fake GPU is device 0");
+    let (rt, key, _) = runtime_with("api_is_present.sm_90.abi7.cubin", None);
     let x = Box::leak(Box::new(1i32)) as *mut i32 as usize;
     let enter = |rt: &Runtime, dev: &_, args: &mut MapArgs<'_>, ai: &mut _| {
         rt.data_begin(dev, args, ai).unwrap()

@@ -17,26 +17,20 @@
 //! test builds the fake and runs itself again with the fake's folder in front.
 #![cfg(feature = "cuda")]
 
-use omptarget_core::image::OffloadEntry;
+use omptarget_core::Runtime;
 use omptarget_core::ops::map_type as mt;
 use omptarget_core::plugin::{AllocKind, LaunchConfig};
 use omptarget_core::trace::SourceLoc;
-use omptarget_core::{Config, MapArgs, NoHostRuntime, Runtime};
-use omptarget_plugin_cuda::{CudaConfig, CudaPlugin};
-use std::ffi::CStr;
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
+
+mod cuda_fake;
+use cuda_fake::{one_item, runtime_with};
 
 #[path = "../../../tests/fakecuda/run.rs"]
 mod fake_run;
 use fake_run::{in_child, on_fake};
 
 const REASON: &str = "an illegal memory access was encountered";
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 /// Everything after this must end within `secs`; a hang is a failure, not a stuck test run.
 fn watchdog(secs: u64) {
@@ -47,50 +41,10 @@ fn watchdog(secs: u64) {
     });
 }
 
-/// A runtime on the CUDA plugin with `cubin` (under `crates/plugins/cuda/tests/data`)
-/// registered and its kernel `kernel` as a region: the runtime, the image's key and the
-/// region's host address.
-fn runtime_with(cubin: &str, kernel: &'static CStr) -> (Runtime, usize, usize) {
-    let rt = Runtime::new(
-        Config::default(),
-        vec![Arc::new(CudaPlugin::new(CudaConfig::default()))],
-        Box::new(NoHostRuntime),
-    );
-    let bytes: &'static [u8] = Box::leak(
-        std::fs::read(repo().join("crates/plugins/cuda/tests/data").join(cubin))
-            .unwrap()
-            .into_boxed_slice(),
-    );
-    let region = Box::leak(Box::new(0u8)) as *const u8 as usize;
-    let key = Box::leak(Box::new(0u64)) as *const u64 as usize;
-    let entry = OffloadEntry {
-        addr: region,
-        name: kernel,
-        size: 0,
-        flags: 0,
-        data: 0,
-    };
-    rt.register(key, &[bytes], vec![entry]);
-    assert!(rt.device(0).is_ok(), "the fake GPU is device 0");
-    (rt, key, region)
-}
-
 /// A region over one `i32` at `x` (`tofrom`): `Ok` when it launched and completed; a `nowait`
 /// one is polled until done or failed.
 fn region(rt: &Runtime, kernel: usize, x: usize, nowait: bool) -> omptarget_core::Result<()> {
     let dev = rt.device(0)?;
-    let mut bases = [x];
-    let begins = [x];
-    let sizes = [4i64];
-    let types = [(mt::TO | mt::FROM | mt::TARGET_PARAM) as i64];
-    let mut args = MapArgs {
-        bases: &mut bases,
-        begins: &begins,
-        sizes: &sizes,
-        types: &types,
-        names: None,
-        mappers: None,
-    };
     let mut ai = rt.async_info(&dev);
     if nowait {
         ai.track_copies_home();
@@ -99,14 +53,10 @@ fn region(rt: &Runtime, kernel: usize, x: usize, nowait: bool) -> omptarget_core
         version: 3,
         ..Default::default()
     };
-    let launched = rt.target(
-        &dev,
-        kernel,
-        &mut args,
-        &config,
-        &SourceLoc::default(),
-        &mut ai,
-    );
+    let ty = mt::TO | mt::FROM | mt::TARGET_PARAM;
+    let launched = one_item(x, ty, |args| {
+        rt.target(&dev, kernel, args, &config, &SourceLoc::default(), &mut ai)
+    });
     if let Err(e) = launched {
         // A failed construct still waits for what it queued (as a blocking one does).
         let _ = ai.synchronize();
@@ -124,7 +74,7 @@ fn fault_on_the_fake_driver() {
     watchdog(60);
     let (rt, key, kernel) = runtime_with(
         "api_is_present.sm_90.abi7.cubin",
-        c"__omp_offloading_fe00_510096_main_l45",
+        Some(c"__omp_offloading_fe00_510096_main_l45"),
     );
     let x = Box::leak(Box::new(1i32)) as *mut i32 as usize;
     // The first launch runs; the second faults (FAKECUDA_FAULT_LAUNCH=2).
@@ -207,7 +157,7 @@ fn print_on_the_fake_driver() {
     // and `nowait` alike (the fake's streams are complete at once: every wait ends polling).
     let (rt, key, kernel) = runtime_with(
         "device_printf.sm_90.abi7.cubin",
-        c"__omp_offloading_fe00_5122e6_main_l24",
+        Some(c"__omp_offloading_fe00_5122e6_main_l24"),
     );
     let printing = syncs_of_regions(&rt, kernel, 10);
     assert!(
@@ -233,7 +183,7 @@ fn no_print_on_the_fake_driver() {
     // An image that cannot print: its regions end polling, with no synchronising call.
     let (rt, key, kernel) = runtime_with(
         "api_is_present.sm_90.abi7.cubin",
-        c"__omp_offloading_fe00_510096_main_l45",
+        Some(c"__omp_offloading_fe00_510096_main_l45"),
     );
     let silent = syncs_of_regions(&rt, kernel, 10);
     assert_eq!(

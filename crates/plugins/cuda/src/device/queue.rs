@@ -6,6 +6,7 @@ use super::CudaDevice;
 use crate::driver::{self, CUstream, call};
 use cudarc::driver::sys;
 use omptarget_plugin::{EventId, QueueId, Result, Timestamp};
+use std::sync::atomic::Ordering;
 
 /// The stream a queue stands for.
 pub(super) fn stream(q: QueueId) -> CUstream {
@@ -56,28 +57,31 @@ impl CudaDevice {
         let mut wait = || self.waiter.stream(s);
         // Staged copies land as their chunks complete, then the stream is waited for.
         let finished = self.staging.finish(queue.0, Some(&mut wait));
-        // Written when the work failed too: a failed `assert` prints, then traps.
-        let flushed = self.flush_output(s);
-        finished?;
+        if self.prints.load(Ordering::Relaxed) {
+            // Written when the work failed too: a failed `assert` prints, then traps.
+            let flushed = self.flush_output(s);
+            finished?;
+            flushed?;
+        } else {
+            finished?;
+        }
         self.blocks.completed(queue.0);
-        flushed
+        Ok(())
     }
 
-    /// Makes the driver write what the stream's kernels printed, where a loaded image may
-    /// print: the driver writes device `printf` output only at synchronising calls
+    /// Makes the driver write what the stream's kernels printed (called where a loaded image may
+    /// print): the driver writes device `printf` output only at synchronising calls
     /// (`cuStreamSynchronize`, `cuEventSynchronize`, a kernel launch, a module unload; not
     /// `cuStreamQuery`), and does not at process exit, so a wait that found the work complete
     /// by polling would leave it unwritten until some later call, or lose it. The stream's
     /// work is complete here, so the call returns at once. LLVM 19 waits with
     /// `cuStreamSynchronize`: a region's output is written when the region ends.
+    #[cold]
     fn flush_output(&self, s: CUstream) -> Result<()> {
-        if self.prints.load(std::sync::atomic::Ordering::Relaxed) {
-            // SAFETY: synchronises a live stream whose work is complete.
-            call("cuStreamSynchronize", || unsafe {
-                sys::cuStreamSynchronize(s)
-            })?;
-        }
-        Ok(())
+        // SAFETY: synchronises a live stream whose work is complete (or failed).
+        call("cuStreamSynchronize", || unsafe {
+            sys::cuStreamSynchronize(s)
+        })
     }
 
     pub(super) fn stream_query(&self, queue: QueueId) -> Result<bool> {
@@ -87,12 +91,16 @@ impl CudaDevice {
         let done = driver::query("cuStreamQuery", || unsafe { sys::cuStreamQuery(s) })
             .inspect_err(|_| {
                 // What the failed work printed is written (its error is the query's).
-                let _ = self.flush_output(s);
+                if self.prints.load(Ordering::Relaxed) {
+                    let _ = self.flush_output(s);
+                }
             })?;
         if done {
             self.staging.finish(queue.0, None)?;
             self.blocks.completed(queue.0);
-            self.flush_output(s)?;
+            if self.prints.load(Ordering::Relaxed) {
+                self.flush_output(s)?;
+            }
         }
         Ok(done)
     }

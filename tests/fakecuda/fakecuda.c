@@ -350,11 +350,11 @@ API CUresult cuCtxSetCurrent(CUcontext ctx) {
   return CUDA_SUCCESS;
 }
 
-/* At the start of a call that works in the current context. */
 /* FAKECUDA_FAULT_LAUNCH (above): set at the faulting launch, never cleared. */
 static int faulted;
 #define STICKY \
   if (__atomic_load_n(&faulted, __ATOMIC_ACQUIRE)) return CUDA_ERROR_ILLEGAL_ADDRESS
+/* At the start of a call that works in the current context (NEED_CTX includes STICKY). */
 #define NEED_CTX \
   if (!current_ctx) return CUDA_ERROR_INVALID_CONTEXT; \
   STICKY
@@ -434,6 +434,17 @@ API CUresult cuStreamDestroy_v2(CUstream s) {
   return CUDA_SUCCESS;
 }
 
+/* A test setting: the count in environment variable `name` (unset or negative: 0), read once
+ * into *cache (-1 until read). */
+static int env_count(const char *name, int *cache) {
+  if (*cache < 0) {
+    const char *v = getenv(name);
+    int n = v ? atoi(v) : 0;
+    *cache = n < 0 ? 0 : n;
+  }
+  return *cache;
+}
+
 /* A null stream is the legacy default stream. */
 #define CHECK_STREAM(s) \
   if ((s) && !is((s), TAG_STREAM)) return CUDA_ERROR_INVALID_HANDLE
@@ -443,12 +454,7 @@ API CUresult cuStreamDestroy_v2(CUstream s) {
  * runtime's paths for work still running are taken (tests only; unset: 0). */
 static int busy_queries(void) {
   static int n = -1;
-  if (n < 0) {
-    const char *v = getenv("FAKECUDA_BUSY_QUERIES");
-    n = v ? atoi(v) : 0;
-    if (n < 0) n = 0;
-  }
-  return n;
+  return env_count("FAKECUDA_BUSY_QUERIES", &n);
 }
 
 API CUresult cuStreamQuery(CUstream s) {
@@ -541,7 +547,6 @@ API CUresult cuMemAllocManaged(CUdeviceptr *p, size_t size, unsigned int flags) 
 }
 
 API CUresult cuMemFree_v2(CUdeviceptr p) {
-  STICKY;
   NEED_CTX;
   return free_mem((uintptr_t)p, 1u << K_DEVICE | 1u << K_MANAGED | 1u << K_POOL);
 }
@@ -553,7 +558,6 @@ API CUresult cuMemAllocHost_v2(void **p, size_t size) {
 }
 
 API CUresult cuMemFreeHost(void *p) {
-  STICKY;
   NEED_CTX;
   return free_mem((uintptr_t)p, 1u << K_HOST);
 }
@@ -566,7 +570,6 @@ API CUresult cuMemAllocAsync(CUdeviceptr *p, size_t size, CUstream s) {
 }
 
 API CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s) {
-  STICKY;
   NEED_CTX;
   CHECK_STREAM(s);
   return free_mem((uintptr_t)p, 1u << K_POOL | 1u << K_DEVICE | 1u << K_MANAGED);
@@ -872,12 +875,7 @@ API CUresult cuFuncGetParamInfo(CUfunction f, size_t index, size_t *offset, size
 /* FAKECUDA_FAULT_LAUNCH=N (above; unset or 0: no fault). */
 static int fault_launch(void) {
   static int n = -1;
-  if (n < 0) {
-    const char *v = getenv("FAKECUDA_FAULT_LAUNCH");
-    n = v ? atoi(v) : 0;
-    if (n < 0) n = 0;
-  }
-  return n;
+  return env_count("FAKECUDA_FAULT_LAUNCH", &n);
 }
 static int launches;
 

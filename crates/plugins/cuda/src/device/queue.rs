@@ -57,16 +57,22 @@ impl CudaDevice {
         let mut wait = || self.waiter.stream(s);
         // Staged copies land as their chunks complete, then the stream is waited for.
         let finished = self.staging.finish(queue.0, Some(&mut wait));
-        if self.prints.load(Ordering::Relaxed) {
-            // Written when the work failed too: a failed `assert` prints, then traps.
-            let flushed = self.flush_output(s);
-            finished?;
-            flushed?;
-        } else {
-            finished?;
-        }
+        self.after_work(s, finished)?;
         self.blocks.completed(queue.0);
         Ok(())
+    }
+
+    /// `work`, the outcome of waiting for `s` or querying it that found it complete or
+    /// failed, after [`CudaDevice::flush_output`] where a loaded image may print (written when
+    /// the work failed too: a failed `assert` prints, then traps); the work's error comes first.
+    #[inline]
+    fn after_work<T>(&self, s: CUstream, work: Result<T>) -> Result<T> {
+        if !self.prints.load(Ordering::Relaxed) {
+            return work;
+        }
+        let flushed = self.flush_output(s);
+        let v = work?;
+        flushed.map(|()| v)
     }
 
     /// Makes the driver write what the stream's kernels printed (called where a loaded image may
@@ -88,19 +94,13 @@ impl CudaDevice {
         self.current()?;
         let s = self.submit(queue)?;
         // SAFETY: non-blocking query of a live stream.
-        let done = driver::query("cuStreamQuery", || unsafe { sys::cuStreamQuery(s) })
-            .inspect_err(|_| {
-                // What the failed work printed is written (its error is the query's).
-                if self.prints.load(Ordering::Relaxed) {
-                    let _ = self.flush_output(s);
-                }
-            })?;
+        let done = match driver::query("cuStreamQuery", || unsafe { sys::cuStreamQuery(s) }) {
+            Ok(false) => false,
+            ended => self.after_work(s, ended)?,
+        };
         if done {
             self.staging.finish(queue.0, None)?;
             self.blocks.completed(queue.0);
-            if self.prints.load(Ordering::Relaxed) {
-                self.flush_output(s)?;
-            }
         }
         Ok(done)
     }

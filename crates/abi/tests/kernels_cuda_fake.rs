@@ -12,6 +12,9 @@
 //!   calls, so when an image may print, a region whose wait found its work complete by polling
 //!   synchronises its stream before it returns (`tests/c/device_printf.c` compares the output's
 //!   order with LLVM 19 on a GPU); an image that cannot print costs no such call.
+//! - An image linked with LLVM's GPU C library (its `__llvm_libc_rpc_client`): LLVM's plugins
+//!   serve its calls from the host; this runtime runs no such server, so it refuses the image
+//!   when it loads it, saying why, where a kernel would otherwise wait forever.
 //!
 //! The driver is found through `LD_LIBRARY_PATH`, which the loader reads at start-up: each
 //! test builds the fake and runs itself again with the fake's folder in front.
@@ -24,7 +27,7 @@ use omptarget_core::trace::SourceLoc;
 use std::time::Duration;
 
 mod cuda_fake;
-use cuda_fake::{one_item, runtime_with};
+use cuda_fake::{one_item, runtime_with, runtime_with_image, test_cubin};
 
 #[path = "../../../tests/fakecuda/run.rs"]
 mod fake_run;
@@ -218,5 +221,58 @@ fn an_image_that_cannot_print_costs_no_synchronisation() {
         "an_image_that_cannot_print_costs_no_synchronisation",
         &[],
         "print test: no synchronisation",
+    );
+}
+
+/// `cubin` with one symbol renamed to `__llvm_libc_rpc_client` in its string table, as an
+/// image linked with LLVM's GPU C library defines it (`libcgpu` cannot be built here).
+fn with_gpu_libc(cubin: &[u8]) -> Vec<u8> {
+    let old = b"\0__omp_rtl_assume_no_thread_state\0";
+    let client = b"__llvm_libc_rpc_client\0";
+    let at = cubin
+        .windows(old.len())
+        .position(|w| w == old)
+        .expect("the cubin names __omp_rtl_assume_no_thread_state")
+        + 1;
+    let mut v = cubin.to_vec();
+    v[at..at + client.len()].copy_from_slice(client);
+    v
+}
+
+fn gpu_libc_on_the_fake_driver() {
+    watchdog(60);
+    let bytes = with_gpu_libc(&test_cubin("api_is_present.sm_90.abi7.cubin"));
+    let (rt, key, kernel) =
+        runtime_with_image(bytes, Some(c"__omp_offloading_fe00_510096_main_l45"));
+    let why = rt.device(0).expect_err("the image is refused").to_string();
+    for words in [
+        "__llvm_libc_rpc_client",
+        "RPC server",
+        "loading the device image",
+    ] {
+        assert!(why.contains(words), "{words:?} not in {why:?}");
+    }
+    // Each construct meets the same refusal; nothing is mapped, and the runtime comes apart.
+    let x = Box::leak(Box::new(1i32)) as *mut i32 as usize;
+    let again = region(&rt, kernel, x, false).expect_err("a region is refused too");
+    assert!(
+        again.to_string().contains("__llvm_libc_rpc_client"),
+        "{again}"
+    );
+    rt.unregister(key);
+    drop(rt);
+    println!("gpu libc test: refused at load: {why}");
+}
+
+#[test]
+fn an_image_linked_with_llvms_gpu_libc_is_refused_at_load_with_the_reason() {
+    if in_child() {
+        gpu_libc_on_the_fake_driver();
+        return;
+    }
+    on_fake(
+        "an_image_linked_with_llvms_gpu_libc_is_refused_at_load_with_the_reason",
+        &[],
+        "gpu libc test: refused at load",
     );
 }

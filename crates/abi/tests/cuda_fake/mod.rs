@@ -14,15 +14,30 @@ use std::sync::Arc;
 /// when given: the runtime, the image's key (for `unregister`) and the region's host address
 /// (0 without a kernel).
 pub fn runtime_with(cubin: &str, kernel: Option<&'static CStr>) -> (Runtime, usize, usize) {
+    let made = runtime_with_image(test_cubin(cubin), kernel);
+    assert!(made.0.device(0).is_ok(), "the fake GPU is device 0");
+    made
+}
+
+/// The bytes of a file of `crates/plugins/cuda/tests/data`.
+pub fn test_cubin(cubin: &str) -> Vec<u8> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../crates/plugins/cuda/tests/data")
+        .join(cubin);
+    std::fs::read(path).unwrap()
+}
+
+/// [`runtime_with`] for an image's bytes, which it does not load.
+pub fn runtime_with_image(
+    bytes: Vec<u8>,
+    kernel: Option<&'static CStr>,
+) -> (Runtime, usize, usize) {
     let rt = Runtime::new(
         Config::default(),
         vec![Arc::new(CudaPlugin::new(CudaConfig::default()))],
         Box::new(NoHostRuntime),
     );
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../crates/plugins/cuda/tests/data")
-        .join(cubin);
-    let bytes: &'static [u8] = Box::leak(std::fs::read(path).unwrap().into_boxed_slice());
+    let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
     let key = Box::leak(Box::new(0u64)) as *const u64 as usize;
     let region = kernel.map_or(0, |_| Box::leak(Box::new(0u8)) as *const u8 as usize);
     let entries = kernel
@@ -36,7 +51,6 @@ pub fn runtime_with(cubin: &str, kernel: Option<&'static CStr>) -> (Runtime, usi
         .into_iter()
         .collect();
     rt.register(key, &[bytes], entries);
-    assert!(rt.device(0).is_ok(), "the fake GPU is device 0");
     (rt, key, region)
 }
 

@@ -75,19 +75,34 @@ impl Code {
 /// (the OpenMP device runtime's `assert` prints through `printf`).
 const PRINT_CALLS: [&str; 2] = ["vprintf", "__assertfail"];
 
+/// Whether `name` occurs in `bytes` (PTX text, or a fatbinary's uncompressed parts).
+fn mentions(bytes: &[u8], name: &str) -> bool {
+    bytes.windows(name.len()).any(|w| w == name.as_bytes())
+}
+
 /// Whether kernels of an image may print: a cubin's symbol table names one of
 /// [`PRINT_CALLS`] (undefined: the driver provides them), PTX text mentions one; a fatbinary,
 /// or a cubin without a symbol table, may.
-fn may_print(code: &Code, bytes: &[u8], kind: ImageKind) -> bool {
-    let mentions = |text: &[u8]| {
-        PRINT_CALLS
-            .iter()
-            .any(|n| text.windows(n.len()).any(|w| w == n.as_bytes()))
-    };
-    match (&code.symbols, kind) {
+fn may_print(symbols: Option<&HashSet<Box<str>>>, bytes: &[u8], kind: ImageKind) -> bool {
+    match (symbols, kind) {
         (Some(s), _) => PRINT_CALLS.iter().any(|n| s.contains(*n)),
-        (None, ImageKind::Ptx) => mentions(bytes),
+        (None, ImageKind::Ptx) => PRINT_CALLS.iter().any(|n| mentions(bytes, n)),
         (None, _) => true,
+    }
+}
+
+/// The symbol through which code linked with LLVM's GPU C library (`libcgpu`: its device
+/// `printf`, `fopen`, `malloc`, ...) calls a server on the host. LLVM's plugins start that
+/// server for an image that has it; this runtime runs none, so such an image is refused at
+/// load: its kernels would wait for answers that never come.
+pub(super) const GPU_LIBC_CLIENT: &str = "__llvm_libc_rpc_client";
+
+/// Whether an image is linked with LLVM's GPU C library: its symbol table (a cubin) or its
+/// bytes (PTX, a fatbinary: a compressed one is not seen) name [`GPU_LIBC_CLIENT`].
+fn uses_gpu_libc(symbols: Option<&HashSet<Box<str>>>, bytes: &[u8]) -> bool {
+    match symbols {
+        Some(s) => s.contains(GPU_LIBC_CLIENT),
+        None => mentions(bytes, GPU_LIBC_CLIENT),
     }
 }
 
@@ -126,6 +141,22 @@ impl CudaDevice {
                 ),
             ));
         }
+        let symbols = match kind {
+            ImageKind::Cubin { .. } => {
+                omptarget_plugin::elf::symbol_names(image.bytes).map(Arc::new)
+            }
+            _ => None,
+        };
+        if uses_gpu_libc(symbols.as_deref(), image.bytes) {
+            return Err(Error::new(
+                ErrorKind::InvalidImage,
+                format!(
+                    "the image is linked with LLVM's GPU C library (it has \
+                     {GPU_LIBC_CLIENT}), whose RPC server this runtime does not run: its \
+                     device printf, file and allocation calls would never be answered"
+                ),
+            ));
+        }
         // PTX must be NUL-terminated for the JIT.
         let owned;
         let data: *const std::ffi::c_void = if kind == ImageKind::Ptx {
@@ -147,16 +178,8 @@ impl CudaDevice {
                 std::ptr::null_mut(),
             )
         })?;
-        let code = Code {
-            module,
-            symbols: match kind {
-                ImageKind::Cubin { .. } => {
-                    omptarget_plugin::elf::symbol_names(image.bytes).map(Arc::new)
-                }
-                _ => None,
-            },
-        };
-        if may_print(&code, image.bytes, kind) {
+        let code = Code { module, symbols };
+        if may_print(code.symbols.as_deref(), image.bytes, kind) {
             self.prints
                 .store(true, std::sync::atomic::Ordering::Relaxed);
         }
@@ -351,6 +374,37 @@ mod tests {
             module: std::ptr::null_mut(),
             symbols: omptarget_plugin::elf::symbol_names(cubin).map(Arc::new),
         }
+    }
+
+    #[test]
+    fn an_image_linked_with_llvms_gpu_libc_is_recognised() {
+        let printf: &[u8] = include_bytes!("../../tests/data/device_printf.sm_90.abi7.cubin");
+        let plain: &[u8] = include_bytes!("../../tests/data/api_is_present.sm_90.abi7.cubin");
+        for cubin in [printf, plain] {
+            let mut symbols = omptarget_plugin::elf::symbol_names(cubin).unwrap();
+            assert!(!uses_gpu_libc(Some(&symbols), cubin));
+            // The library defines the client (`crates/abi/tests/kernels_cuda_fake.rs` loads a
+            // cubin so renamed).
+            symbols.insert(GPU_LIBC_CLIENT.into());
+            assert!(uses_gpu_libc(Some(&symbols), cubin));
+        }
+        // PTX (and a fatbinary) has no symbol table here: its text is searched.
+        let ptx =
+            b".version 8.0\n.target sm_90\n.visible .global .align 8 .u64 __llvm_libc_rpc_client;";
+        assert!(uses_gpu_libc(None, ptx));
+        assert!(!uses_gpu_libc(None, &ptx[..40]));
+    }
+
+    #[test]
+    fn whether_an_image_may_print_is_read_from_its_symbols_or_text() {
+        let printf: &[u8] = include_bytes!("../../tests/data/device_printf.sm_90.abi7.cubin");
+        let plain: &[u8] = include_bytes!("../../tests/data/api_is_present.sm_90.abi7.cubin");
+        let cubin = |b: &[u8]| image::classify(b).unwrap();
+        let symbols = |b: &[u8]| omptarget_plugin::elf::symbol_names(b).unwrap();
+        assert!(may_print(Some(&symbols(printf)), printf, cubin(printf)));
+        assert!(!may_print(Some(&symbols(plain)), plain, cubin(plain)));
+        assert!(may_print(None, b"call.uni vprintf,", ImageKind::Ptx));
+        assert!(!may_print(None, b"ret;", ImageKind::Ptx));
     }
 
     #[test]

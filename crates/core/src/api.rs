@@ -250,6 +250,7 @@ impl Runtime {
             shadows: Default::default(),
             pending: None,
             users: 0,
+            exits: Default::default(),
         });
         Ok(())
     }

@@ -140,6 +140,7 @@ fn map_global(table: &mut MappingTable, entry: &OffloadEntry, addr: DevicePtr) -
         shadows: Default::default(),
         pending: None,
         users: 0,
+        exits: Default::default(),
     });
     true
 }

@@ -54,6 +54,42 @@ pub struct Entry {
     /// Constructs that used this entry on a queue and have not synchronised yet (devices that
     /// free on the queue only): its memory may be freed only after all of them.
     pub users: u32,
+    /// The queues of constructs that released a reference to this entry while their work
+    /// may still run (devices that free on the queue): the construct that releases the last
+    /// reference orders its copy back after their work, which under OpenMP ended before
+    /// their release.
+    pub exits: Exits,
+}
+
+/// The queues of [`Entry::exits`]: none for most entries (nothing allocated), a few while
+/// constructs that share the entry run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Exits(Vec<omptarget_plugin::QueueId>);
+
+impl Exits {
+    pub fn push(&mut self, queue: omptarget_plugin::QueueId) {
+        self.0.push(queue);
+    }
+
+    /// Forgets one occurrence of `queue` (its construct completed).
+    pub fn remove(&mut self, queue: omptarget_plugin::QueueId) {
+        if let Some(at) = self.0.iter().position(|&q| q == queue) {
+            self.0.swap_remove(at);
+        }
+    }
+
+    /// The queues, other than `own`.
+    pub fn others(
+        &self,
+        own: Option<omptarget_plugin::QueueId>,
+    ) -> impl Iterator<Item = omptarget_plugin::QueueId> + '_ {
+        self.0.iter().copied().filter(move |&q| Some(q) != own)
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
 }
 
 /// An attached pointer: its host address, its host value and its device value.
@@ -148,6 +184,7 @@ impl Entry {
             shadows: Shadows::default(),
             pending: None,
             users: 0,
+            exits: Default::default(),
         }
     }
 
@@ -263,11 +300,20 @@ impl Lookup {
     }
 }
 
+/// An entry of [`MappingTable::note_in_flight`]: host range, queue, thread (`pthread_self`).
+type InFlight = (usize, usize, omptarget_plugin::QueueId, libc::pthread_t);
+
 /// Host interval → device allocation, for one device: the entries by host begin address
 /// (`entries.rs`: a sorted vector while the table is small, a B-tree map when large).
 #[derive(Default)]
 pub struct MappingTable {
     entries: Entries,
+    /// Host ranges of entries that constructs still running retired after queuing a copy
+    /// back from them, with each construct's queue and thread (devices that free on the
+    /// queue, where an entry leaves the table when its construct has issued its work, not
+    /// when that work is done): a construct that would map such memory anew waits until they
+    /// complete (`ops/data/waits.rs::after_retired`).
+    in_flight: Vec<InFlight>,
 }
 
 impl std::fmt::Debug for MappingTable {
@@ -388,6 +434,52 @@ impl MappingTable {
     /// Removes an entry and returns it.
     pub fn remove(&mut self, id: EntryId) -> Option<Entry> {
         self.entries.remove(id)
+    }
+
+    /// Notes that the construct of `queue` retired the entry of `[begin, end)` and copies
+    /// back from it: until [`MappingTable::forget_in_flight`], nobody maps that memory anew.
+    pub(crate) fn note_in_flight(
+        &mut self,
+        begin: usize,
+        end: usize,
+        queue: omptarget_plugin::QueueId,
+    ) {
+        // SAFETY: pthread_self has no preconditions.
+        let thread = unsafe { libc::pthread_self() };
+        self.in_flight.push((begin, end, queue, thread));
+    }
+
+    /// The construct of `queue` completed: its copies back have landed.
+    pub(crate) fn forget_in_flight(&mut self, queue: omptarget_plugin::QueueId) {
+        // Most often that construct is the only one in flight: cleared without a retain.
+        if self.in_flight.iter().all(|r| r.2 == queue) {
+            self.in_flight.clear();
+        } else {
+            self.in_flight.retain(|r| r.2 != queue);
+        }
+    }
+
+    /// Whether any construct still running retired an entry it copies back from.
+    #[inline]
+    pub(crate) fn has_in_flight(&self) -> bool {
+        !self.in_flight.is_empty()
+    }
+
+    /// Whether a construct still running retired an entry in `[begin, end)` that it copies
+    /// back from, other than the one of queue `own`, and unless `this_thread`, other than
+    /// this thread's (which cannot complete while this thread waits for them, unless held).
+    pub(crate) fn in_flight_overlaps(
+        &self,
+        begin: usize,
+        end: usize,
+        own: Option<omptarget_plugin::QueueId>,
+        this_thread: bool,
+    ) -> bool {
+        // SAFETY: pthread_self has no preconditions.
+        let me = unsafe { libc::pthread_self() };
+        self.in_flight
+            .iter()
+            .any(|&(b, e, q, t)| b < end && begin < e && Some(q) != own && (this_thread || t != me))
     }
 
     /// Removes every entry (device teardown), in address order.

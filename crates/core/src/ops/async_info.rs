@@ -3,6 +3,7 @@
 //! synchronises (entries retired, memory freed, tool events ended).
 
 mod deferred;
+mod marks;
 
 use super::attach;
 use super::keyed::{Created, Mark, Record, Records, Removal};
@@ -74,6 +75,12 @@ pub struct AsyncInfo {
     /// Where a tracked construct's copies back are registered (`ops/held.rs`): made on its
     /// first copy back, it becomes the construct's slot value when the construct is held.
     cell: Option<Arc<super::held::Held>>,
+    /// The construct queued a copy to the host.
+    copies_home: bool,
+    /// It retired entries it copies back from while its work runs: noted in the table
+    /// ([`MappingTable::note_in_flight`](crate::mapping::MappingTable::note_in_flight)) until
+    /// it completes.
+    in_flight: bool,
 }
 
 impl AsyncInfo {
@@ -120,6 +127,8 @@ impl AsyncInfo {
             freed_on_queue: false,
             tracked: false,
             cell: None,
+            copies_home: false,
+            in_flight: false,
         }
     }
 
@@ -226,8 +235,11 @@ impl AsyncInfo {
         size: usize,
     ) -> Result<()> {
         let queue = self.queue()?;
-        if self.tracked && kind == CopyKind::DeviceToHost {
-            super::held::register(&mut self.cell, dst, dst + size);
+        if kind == CopyKind::DeviceToHost {
+            self.copies_home = true;
+            if self.tracked {
+                super::held::register(&mut self.cell, dst, dst + size);
+            }
         }
         let Some(t) = self.tool.as_deref_mut() else {
             return dev.copy(kind, dst, src, size, Some(queue));
@@ -317,6 +329,11 @@ impl AsyncInfo {
         self.device.id
     }
 
+    /// The construct's queue if it has taken one.
+    pub(crate) fn queue_id(&self) -> Option<QueueId> {
+        self.queue
+    }
+
     /// The construct's queue, acquired on first use.
     pub fn queue(&mut self) -> Result<QueueId> {
         match self.queue {
@@ -401,45 +418,6 @@ impl AsyncInfo {
         }
     }
 
-    /// Undoes the construct's marks, before its queue returns to the pool (so a pending mark
-    /// never stands for a later construct's work on the same queue): entries it marked
-    /// pending no longer make other queues wait, and it no longer counts among their users;
-    /// an entry that left the table while it still did is freed by the last such construct.
-    fn end_marks(&mut self, queue: Option<QueueId>) {
-        if self.marks.is_empty() {
-            return;
-        }
-        let mut to_free: omptarget_plugin::words::Words<usize> = Default::default();
-        {
-            let mut table = self.device.table.lock();
-            for m in self.marks.as_slice() {
-                match table.get_mut(m.id) {
-                    Some(e) if e.tgt_alloc == m.alloc => {
-                        e.users = e.users.saturating_sub(m.uses);
-                        if m.pending && queue.is_some() && e.pending == queue {
-                            e.pending = None;
-                        }
-                    }
-                    _ if m.uses > 0 => {
-                        let mut zombies = self.device.zombies.lock();
-                        if let Some(pos) = zombies.iter().position(|z| z.0 == m.alloc) {
-                            zombies[pos].1 = zombies[pos].1.saturating_sub(m.uses);
-                            if zombies[pos].1 == 0 {
-                                to_free.push(zombies.swap_remove(pos).0);
-                            }
-                        }
-                    }
-                    _ => {}
-                }
-            }
-        }
-        self.marks.clear();
-        for &alloc in to_free.as_slice() {
-            // Every construct that used it has completed.
-            let _ = self.free_memory(alloc, AllocKind::Device, None);
-        }
-    }
-
     /// Records that this construct created entry `id` (device allocation `alloc`).
     pub(crate) fn record_created(&mut self, id: EntryId, alloc: usize) {
         self.created.push(Created(id, alloc));
@@ -448,46 +426,6 @@ impl AsyncInfo {
     /// Whether this construct created entry `id` (still the one with allocation `alloc`).
     pub(crate) fn created_here(&self, id: EntryId, alloc: usize) -> bool {
         self.created.contains((id, alloc))
-    }
-
-    /// Records that this construct's queued work uses entry `id` (devices that free on the
-    /// queue: the entry's memory is not freed before this construct completes) and, when
-    /// `pending`, that the construct's queue fills it (atomic maps: other queues that use it
-    /// first wait for this one), with one search of the construct's marks. Fails only where
-    /// `pending` needs the construct's queue.
-    pub(crate) fn mark_used(
-        &mut self,
-        e: &mut crate::mapping::Entry,
-        id: EntryId,
-        pending: bool,
-    ) -> Result<()> {
-        let pending = pending && self.atomic;
-        let used = self.stream_ordered && e.owns_allocation;
-        if !pending && !used {
-            return Ok(());
-        }
-        if pending {
-            e.pending = Some(self.queue()?);
-        }
-        if used {
-            e.users += 1;
-        }
-        let m = self.mark(id, e.tgt_alloc);
-        m.pending |= pending;
-        m.uses += used as u32;
-        Ok(())
-    }
-
-    /// This construct's mark on entry `id` (one per entry, however often it is touched).
-    fn mark(&mut self, id: EntryId, alloc: usize) -> &mut Mark {
-        let at = self.marks.find((id, alloc)).unwrap_or_else(|| {
-            self.marks.push(Mark {
-                id,
-                alloc,
-                ..Mark::default()
-            })
-        });
-        self.marks.get_mut(at)
     }
 
     /// The mapping table's guard across a copy back to the host of an entry this construct
@@ -507,15 +445,6 @@ impl AsyncInfo {
         table: MutexGuard<'t, MappingTable>,
     ) -> Option<MutexGuard<'t, MappingTable>> {
         (!self.stream_ordered).then_some(table)
-    }
-
-    /// [`AsyncInfo::mark_used`] without `pending` (which cannot fail), for the exit half, on
-    /// every item of every region: kept apart for its cost.
-    pub(crate) fn mark_use(&mut self, e: &mut crate::mapping::Entry, id: EntryId) {
-        if self.stream_ordered && e.owns_allocation {
-            e.users += 1;
-            self.mark(id, e.tgt_alloc).uses += 1;
-        }
     }
 
     /// Orders this construct's queue after the pending work of another queue on an entry: an
@@ -586,10 +515,17 @@ impl AsyncInfo {
             let Removal { id, size } = r;
             let removed = {
                 let mut table = self.device.table.lock();
-                match table.get(id) {
+                let removed = match table.get(id) {
                     Some(e) if e.total_refs() == Some(0) => table.remove(id),
                     _ => None,
+                };
+                // Until our copies back land, memory mapped anew there would be copied in
+                // before them and copied back after (`ops/data.rs::after_retired`).
+                if let (Some(e), true, Some(q)) = (&removed, self.copies_home, self.queue) {
+                    table.note_in_flight(e.host_begin, e.host_end, q);
+                    self.in_flight = true;
                 }
+                removed
             };
             if let Some(e) = removed {
                 trace::removing(self.info, self.device.id, &e, size);

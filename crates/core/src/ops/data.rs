@@ -2,6 +2,8 @@
 //! rules of OpenMP 5.2 §5.8.3 as LLVM 19 implements them (LLVM's `targetDataBegin`,
 //! `targetDataEnd`); `target update` is in `update.rs`.
 
+mod waits;
+
 use super::attach;
 use super::keyed::filter_bit;
 use super::map_type as mt;
@@ -14,6 +16,7 @@ use crate::message::{Addr, message, report, var_name};
 use crate::trace::{self, RefAction};
 use omptarget_plugin::CopyKind;
 use std::ffi::CStr;
+use waits::{after_released, after_retired, unreferenced};
 
 const WORD: usize = std::mem::size_of::<usize>();
 
@@ -59,6 +62,9 @@ impl Constructs<'_> {
         let mut l = table.lookup(it.begin, it.size);
         if super::held::any() && l.entry.is_some_and(|id| unreferenced(&table, id)) {
             (table, l) = after_released(dev, &it, ai, table);
+        }
+        if table.has_in_flight() && l.entry.is_none() {
+            (table, l) = after_retired(dev, &it, ai, table);
         }
         let mut is_new = false;
         // A struct member (which holds no reference of its own) found in a mapping that this
@@ -141,6 +147,7 @@ impl Constructs<'_> {
                 shadows: Default::default(),
                 pending: None,
                 users: 0,
+                exits: Default::default(),
             };
             trace::creating(info, dev.id, &entry);
             id = table.insert(entry);
@@ -566,6 +573,13 @@ impl Constructs<'_> {
         let is_last = e.release_would_remove(hold, delete);
         if update_ref {
             e.release(hold, delete);
+            // Constructs that released theirs before us may still be running: under OpenMP
+            // their regions ended before their release, so our copy back follows their work.
+            if !is_last {
+                ai.note_exit(e, id);
+            } else if result.is_ok() {
+                result = ai.after_exits(e);
+            }
         } else if delete {
             e.reset_for_member_delete(hold);
         }
@@ -704,48 +718,5 @@ struct Unstage<'d>(&'d dyn omptarget_plugin::Device);
 impl Drop for Unstage<'_> {
     fn drop(&mut self) {
         self.0.unstage();
-    }
-}
-
-/// Whether entry `id` is in the table with no reference left: released by a construct whose
-/// work has not completed (it leaves the table then).
-fn unreferenced(table: &crate::mapping::MappingTable, id: crate::mapping::EntryId) -> bool {
-    table.get(id).is_some_and(|e| e.total_refs() == Some(0))
-}
-
-/// Item `it` found an entry whose last reference a construct still running released: while
-/// that is a held `nowait` construct's (ops/held.rs), it completes first, with the table
-/// unlocked (its copy back lands and the entry leaves the table), and the item is looked up
-/// again. Otherwise this construct would share the device copy that construct copies back
-/// from, and its own copy back could land before that one's (a part lost: libomp's
-/// `in_reduction` tasks on hidden helper threads map one variable at once). An entry
-/// released by a construct that is not held (a blocking one, completing now) is shared as
-/// LLVM shares an entry awaiting its delayed deletion. Bytes this thread staged ahead for the
-/// item were taken before the completed constructs' copies back landed: given back (the
-/// guard's own give-back later finds nothing), so that the copy in reads the memory again.
-#[cold]
-#[inline(never)]
-fn after_released<'t>(
-    dev: &'t Device,
-    it: &Item,
-    ai: &AsyncInfo,
-    mut table: std::sync::MutexGuard<'t, crate::mapping::MappingTable>,
-) -> (
-    std::sync::MutexGuard<'t, crate::mapping::MappingTable>,
-    crate::mapping::Lookup,
-) {
-    let end = it.begin + it.size.max(1);
-    loop {
-        drop(table);
-        // Completes only constructs not completed yet: each round completes at least one.
-        let completed = super::held::complete_running(ai.cell(), it.begin, end);
-        if completed && let Ok(backend) = dev.backend() {
-            backend.unstage();
-        }
-        table = dev.table.lock();
-        let l = table.lookup(it.begin, it.size);
-        if !completed || !l.entry.is_some_and(|id| unreferenced(&table, id)) {
-            return (table, l);
-        }
     }
 }

@@ -150,6 +150,8 @@ pub(super) struct Mark {
     pub(super) pending: bool,
     /// How often the construct counted itself among the entry's users.
     pub(super) uses: u32,
+    /// The construct's queue is among the entry's exits (`Entry::exits`).
+    pub(super) exited: bool,
 }
 
 impl Record for Mark {

@@ -182,7 +182,7 @@ directives() {
       else if (l ~ /^ONLY:/) { r = substr(l, 6); n = split(r, w, /[ \t]+/)
         for (i = 1; i <= n; i++) { if (w[i] ~ /^\(/) break; if (w[i] != "") only = only " " w[i] } }
       else if (l ~ /^ARGS:/) { r = substr(l, 6); gsub(/^[ \t]+|[ \t]+$/, "", r); gsub(/[ \t]+/, " ", r); args = r }
-      else if (l ~ /^DIVERGENCE:/ || l ~ /^DIVERGENCE\(clang19\):/ || l ~ /^EXTENSION:/) div = 1
+      else if (l ~ /^DIVERGENCE:/ || l ~ /^DIVERGENCE\(clang19\):/ || l ~ /^DIVERGENCE\(gpu\):/ || l ~ /^EXTENSION:/) div = 1
       else if (l ~ /^CFLAGS:/) { r = substr(l, 8); gsub(/^[ \t]+|[ \t]+$/, "", r); gsub(/[ \t]+/, " ", r); cflags = r }
       else if (l ~ /^TOOL:/) { tool = substr(l, 6); gsub(/^[ \t]+|[ \t]+$/, "", tool) }
       else if (l ~ /^GPU-UNCOMPARED:/) uncompared = 1

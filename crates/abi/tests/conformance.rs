@@ -27,7 +27,8 @@
 //! - `// DIVERGENCE: why`     the LLVM runtime contradicts the specification here: our output
 //!   must equal `NAME.expected` (the specified result) and LLVM's must differ from it
 //!   (docs/DIVERGENCES.md). `// DIVERGENCE(clang19): why` limits it to one compiler's oracle;
-//!   `NAME.clang22.expected`, when present, is that compiler's expected output
+//!   `NAME.clang22.expected`, when present, is that compiler's expected output;
+//!   `// DIVERGENCE(gpu): why` to the GPU builds of gpu/build.sh (here both runtimes must agree)
 //! - `// EXTENSION: why`      a feature LLVM lacks (OMPT device tracing): checked as a
 //!   divergence (ours prints `NAME.expected`, LLVM does not)
 //! - `// TOOL: x_tool.c`      build `tests/c/x_tool.c` as an OMPT tool library and load it in both

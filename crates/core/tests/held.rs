@@ -6,17 +6,17 @@
 //! asynchronous model, whose queues stay busy until synchronised and whose log shows every
 //! synchronisation.
 
+use omptarget_core::Runtime;
 use omptarget_core::ops::held;
 use omptarget_core::ops::map_type as mt;
 use omptarget_core::plugin::{CopyKind, QueueId};
-use omptarget_core::{Config, NoHostRuntime, Runtime};
 use omptarget_plugin_mock::{MockState, Op, OpKind};
 use std::ffi::c_void;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 mod common;
-use common::{addr, enter, exit, held_region, inc_plugin, register_image};
+use common::{addr, enter, exit, held_region, inc_runtime};
 
 struct Fixture {
     rt: Runtime,
@@ -26,13 +26,7 @@ struct Fixture {
 }
 
 fn fixture() -> Fixture {
-    let (plugin, state) = inc_plugin(1, true, true);
-    let rt = Runtime::new(
-        Config::default(),
-        vec![Arc::new(plugin)],
-        Box::new(NoHostRuntime),
-    );
-    let (key, region) = register_image(&rt, c"inc");
+    let (rt, state, key, region) = inc_runtime();
     Fixture {
         rt,
         state,

@@ -12,25 +12,12 @@ use omptarget_core::ops::held;
 use omptarget_core::ops::map_type as mt;
 use omptarget_core::plugin::{CopyKind, LaunchConfig, QueueId};
 use omptarget_core::trace::SourceLoc;
-use omptarget_core::{Config, NoHostRuntime, Runtime};
-use omptarget_plugin_mock::{MockState, Op};
-use std::sync::Arc;
+use omptarget_plugin_mock::Op;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 mod common;
-use common::{addr, held_region, inc_plugin, register_image, with_args};
-
-fn fixture() -> (Runtime, Arc<MockState>, usize, usize) {
-    let (plugin, state) = inc_plugin(1, true, true);
-    let rt = Runtime::new(
-        Config::default(),
-        vec![Arc::new(plugin)],
-        Box::new(NoHostRuntime),
-    );
-    let (key, region) = register_image(&rt, c"inc");
-    (rt, state, key, region)
-}
+use common::{addr, held_region, inc_runtime, with_args};
 
 /// Index of the first copy to the device from `host` at or after `from`.
 fn copy_in_after(log: &[Op], host: usize, from: usize) -> Option<usize> {
@@ -46,7 +33,7 @@ fn synchronised_at(log: &[Op], queue: QueueId) -> Option<usize> {
 
 #[test]
 fn another_threads_region_maps_the_memory_only_after_the_construct_completed() {
-    let (rt, state, key, region) = fixture();
+    let (rt, state, key, region) = inc_runtime();
     let x = Box::leak(Box::new(0i32));
     let item = (addr(x), 4i64, mt::TO | mt::FROM | mt::TARGET_PARAM);
     held_region(&rt, region, &[item], false);
@@ -98,7 +85,7 @@ fn another_threads_region_maps_the_memory_only_after_the_construct_completed() {
 
 #[test]
 fn a_region_mapping_the_memory_from_only_completes_the_held_construct_first() {
-    let (rt, state, key, region) = fixture();
+    let (rt, state, key, region) = inc_runtime();
     let x = Box::leak(Box::new(0i32));
     let item = (addr(x), 4i64, mt::TO | mt::FROM | mt::TARGET_PARAM);
     held_region(&rt, region, &[item], false);
@@ -152,7 +139,7 @@ fn ordered_after(log: &[Op], from: QueueId, to: QueueId, before: usize) -> bool 
 
 #[test]
 fn the_last_release_copies_back_after_the_work_of_constructs_that_released_before() {
-    let (rt, state, key, region) = fixture();
+    let (rt, state, key, region) = inc_runtime();
     let x = Box::leak(Box::new(0i32));
     let to = (addr(x), 4i64, mt::TO);
     common::enter(&rt, &[to]).unwrap();

@@ -115,6 +115,19 @@ pub fn inc_plugin(
     (plugin, state)
 }
 
+/// A runtime on one mock device with stream-ordered allocation and asynchronous queues, the
+/// `inc` image registered: the runtime, the mock's state, the image's key and its region.
+pub fn inc_runtime() -> (Runtime, Arc<MockState>, usize, usize) {
+    let (plugin, state) = inc_plugin(1, true, true);
+    let rt = Runtime::new(
+        omptarget_core::Config::default(),
+        vec![Arc::new(plugin)],
+        Box::new(omptarget_core::NoHostRuntime),
+    );
+    let (key, region) = register_image(&rt, c"inc");
+    (rt, state, key, region)
+}
+
 /// A target region over `items` on device 0 as the entry points run one (the image's region
 /// `region`, kernel arguments version 3): a `nowait` one tracks its copies back and, still
 /// running, is left held (its slot value returned, `ops/held.rs`); others, and a `nowait` one

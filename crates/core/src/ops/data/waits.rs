@@ -4,15 +4,27 @@
 
 use super::Item;
 use crate::device::Device;
+use crate::mapping::{Lookup, MappingTable};
 use crate::ops::AsyncInfo;
 use std::sync::MutexGuard;
 
+/// The table, locked again, and the item's lookup in it.
+type Looked<'t> = (MutexGuard<'t, MappingTable>, Lookup);
+
+/// Completes the held constructs that copy back into `[begin, end)` (not `ai`'s own): whether
+/// there were any. Bytes this thread staged ahead were taken before their copies back
+/// landed: given back, so that a copy in reads the memory again.
+fn complete_held(dev: &Device, ai: &AsyncInfo, begin: usize, end: usize) -> bool {
+    let completed = crate::ops::held::complete_running(ai.cell(), begin, end);
+    if completed && let Ok(backend) = dev.backend() {
+        backend.unstage();
+    }
+    completed
+}
+
 /// Whether entry `id` is in the table with no reference left: released by a construct whose
 /// work has not completed (it leaves the table then).
-pub(super) fn unreferenced(
-    table: &crate::mapping::MappingTable,
-    id: crate::mapping::EntryId,
-) -> bool {
+pub(super) fn unreferenced(table: &MappingTable, id: crate::mapping::EntryId) -> bool {
     table.get(id).is_some_and(|e| e.total_refs() == Some(0))
 }
 
@@ -32,19 +44,13 @@ pub(super) fn after_released<'t>(
     dev: &'t Device,
     it: &Item,
     ai: &AsyncInfo,
-    mut table: MutexGuard<'t, crate::mapping::MappingTable>,
-) -> (
-    MutexGuard<'t, crate::mapping::MappingTable>,
-    crate::mapping::Lookup,
-) {
+    mut table: MutexGuard<'t, MappingTable>,
+) -> Looked<'t> {
     let end = it.begin + it.size.max(1);
     loop {
         drop(table);
         // Completes only constructs not completed yet: each round completes at least one.
-        let completed = crate::ops::held::complete_running(ai.cell(), it.begin, end);
-        if completed && let Ok(backend) = dev.backend() {
-            backend.unstage();
-        }
+        let completed = complete_held(dev, ai, it.begin, end);
         table = dev.table.lock();
         let l = table.lookup(it.begin, it.size);
         if !completed || !l.entry.is_some_and(|id| unreferenced(&table, id)) {
@@ -70,11 +76,8 @@ pub(super) fn after_retired<'t>(
     dev: &'t Device,
     it: &Item,
     ai: &AsyncInfo,
-    mut table: MutexGuard<'t, crate::mapping::MappingTable>,
-) -> (
-    MutexGuard<'t, crate::mapping::MappingTable>,
-    crate::mapping::Lookup,
-) {
+    mut table: MutexGuard<'t, MappingTable>,
+) -> Looked<'t> {
     let end = it.begin + it.size.max(1);
     let own = ai.queue_id();
     let mut rounds = 0u32;
@@ -82,11 +85,7 @@ pub(super) fn after_retired<'t>(
         drop(table);
         // Held constructs (of any thread) are completed here; another thread's construct
         // that is not held completes in its thread.
-        if crate::ops::held::complete_running(ai.cell(), it.begin, end)
-            && let Ok(backend) = dev.backend()
-        {
-            backend.unstage();
-        }
+        complete_held(dev, ai, it.begin, end);
         table = dev.table.lock();
         if !table.in_flight_overlaps(it.begin, end, own, false) {
             break;

@@ -250,7 +250,6 @@ impl Runtime {
             shadows: Default::default(),
             pending: None,
             users: 0,
-            exits: Default::default(),
         });
         Ok(())
     }

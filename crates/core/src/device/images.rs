@@ -140,7 +140,6 @@ fn map_global(table: &mut MappingTable, entry: &OffloadEntry, addr: DevicePtr) -
         shadows: Default::default(),
         pending: None,
         users: 0,
-        exits: Default::default(),
     });
     true
 }

@@ -54,42 +54,6 @@ pub struct Entry {
     /// Constructs that used this entry on a queue and have not synchronised yet (devices that
     /// free on the queue only): its memory may be freed only after all of them.
     pub users: u32,
-    /// The queues of constructs that released a reference to this entry while their work
-    /// may still run (devices that free on the queue): the construct that releases the last
-    /// reference orders its copy back after their work, which under OpenMP ended before
-    /// their release.
-    pub exits: Exits,
-}
-
-/// The queues of [`Entry::exits`]: none for most entries (nothing allocated), a few while
-/// constructs that share the entry run.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Exits(Vec<omptarget_plugin::QueueId>);
-
-impl Exits {
-    pub fn push(&mut self, queue: omptarget_plugin::QueueId) {
-        self.0.push(queue);
-    }
-
-    /// Forgets one occurrence of `queue` (its construct completed).
-    pub fn remove(&mut self, queue: omptarget_plugin::QueueId) {
-        if let Some(at) = self.0.iter().position(|&q| q == queue) {
-            self.0.swap_remove(at);
-        }
-    }
-
-    /// The queues, other than `own`.
-    pub fn others(
-        &self,
-        own: Option<omptarget_plugin::QueueId>,
-    ) -> impl Iterator<Item = omptarget_plugin::QueueId> + '_ {
-        self.0.iter().copied().filter(move |&q| Some(q) != own)
-    }
-
-    #[inline]
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
 }
 
 /// An attached pointer: its host address, its host value and its device value.
@@ -184,7 +148,6 @@ impl Entry {
             shadows: Shadows::default(),
             pending: None,
             users: 0,
-            exits: Default::default(),
         }
     }
 
@@ -314,6 +277,11 @@ pub struct MappingTable {
     /// when that work is done): a construct that would map such memory anew waits until they
     /// complete (`ops/data/waits.rs::after_retired`).
     in_flight: Vec<InFlight>,
+    /// Entries whose references constructs released while their work may still run (entry,
+    /// device allocation, the construct's queue; devices that free on the queue): the
+    /// construct that releases an entry's last reference orders its copy back after those
+    /// queues' work, which under OpenMP ended before their release. Empty for most programs.
+    exits: Vec<(EntryId, usize, omptarget_plugin::QueueId)>,
 }
 
 impl std::fmt::Debug for MappingTable {
@@ -480,6 +448,43 @@ impl MappingTable {
         self.in_flight
             .iter()
             .any(|&(b, e, q, t)| b < end && begin < e && Some(q) != own && (this_thread || t != me))
+    }
+
+    /// Notes that the construct of `queue` released a reference to entry `id` (allocation
+    /// `alloc`) while its work may still run.
+    pub(crate) fn note_exit(
+        &mut self,
+        id: EntryId,
+        alloc: usize,
+        queue: omptarget_plugin::QueueId,
+    ) {
+        self.exits.push((id, alloc, queue));
+    }
+
+    /// The construct of `queue` completed: its note on entry `(id, alloc)` goes.
+    pub(crate) fn forget_exit(
+        &mut self,
+        id: EntryId,
+        alloc: usize,
+        queue: omptarget_plugin::QueueId,
+    ) {
+        if let Some(at) = self.exits.iter().position(|&r| r == (id, alloc, queue)) {
+            self.exits.swap_remove(at);
+        }
+    }
+
+    /// The queues of constructs still running that released a reference to entry `id` (of
+    /// any allocation there: ordering after one more queue is harmless), or none.
+    #[inline]
+    pub(crate) fn exit_queues(&self, id: EntryId) -> Vec<omptarget_plugin::QueueId> {
+        if self.exits.is_empty() {
+            return Vec::new();
+        }
+        self.exits
+            .iter()
+            .filter(|r| r.0 == id)
+            .map(|r| r.2)
+            .collect()
     }
 
     /// Removes every entry (device teardown), in address order.

@@ -147,7 +147,6 @@ impl Constructs<'_> {
                 shadows: Default::default(),
                 pending: None,
                 users: 0,
-                exits: Default::default(),
             };
             trace::creating(info, dev.id, &entry);
             id = table.insert(entry);
@@ -559,6 +558,8 @@ impl Constructs<'_> {
             }
             return Ok(());
         };
+        // Constructs still running that released a reference here (rarely any).
+        let exits = table.exit_queues(id);
         let e = table.get_mut(id).expect("live entry");
         // Unordered after the entry's pending transfer, a copy back could read stale data:
         // then nothing is copied, but the reference is still released.
@@ -571,14 +572,15 @@ impl Constructs<'_> {
         // at most one reference, which the struct's own item, processed after its members,
         // releases (`exit data map(delete: s.b[1:2])` removes `s` whatever its count).
         let is_last = e.release_would_remove(hold, delete);
+        let mut exit_note = None;
         if update_ref {
             e.release(hold, delete);
             // Constructs that released theirs before us may still be running: under OpenMP
             // their regions ended before their release, so our copy back follows their work.
             if !is_last {
-                ai.note_exit(e, id);
+                exit_note = ai.exit_note(e, id);
             } else if result.is_ok() {
-                result = ai.after_exits(e);
+                result = ai.after_exits(&exits);
             }
         } else if delete {
             e.reset_for_member_delete(hold);
@@ -607,6 +609,9 @@ impl Constructs<'_> {
             e.shadows.restores_within(begin, size, &mut ai.restores);
         }
         let retire = update_ref && (is_last || ai.retiring(id));
+        if let Some((alloc, queue)) = exit_note {
+            table.note_exit(id, alloc, queue);
+        }
         // Marked used above: the copy may go after the lock (`guard_for_copy_back`).
         let held = ai.guard_for_copy_back(table);
         if copy_back {

@@ -150,7 +150,7 @@ pub(super) struct Mark {
     pub(super) pending: bool,
     /// How often the construct counted itself among the entry's users.
     pub(super) uses: u32,
-    /// The construct's queue is among the entry's exits (`Entry::exits`).
+    /// The construct noted its release of the entry (`MappingTable::note_exit`).
     pub(super) exited: bool,
 }
 

@@ -27,14 +27,14 @@ impl AsyncInfo {
                 table.forget_in_flight(q);
             }
             for m in self.marks.as_slice() {
+                if m.exited
+                    && let Some(q) = queue
+                {
+                    table.forget_exit(m.id, m.alloc, q);
+                }
                 match table.get_mut(m.id) {
                     Some(e) if e.tgt_alloc == m.alloc => {
                         e.users = e.users.saturating_sub(m.uses);
-                        if m.exited
-                            && let Some(q) = queue
-                        {
-                            e.exits.remove(q);
-                        }
                         if m.pending && queue.is_some() && e.pending == queue {
                             e.pending = None;
                         }
@@ -110,27 +110,30 @@ impl AsyncInfo {
 
     /// This construct released a reference to entry `id` without being the last: while its
     /// queued work may still use the entry, the construct that releases the last reference
-    /// orders its copy back after it (`Entry::exits`; devices that free on the queue).
-    pub(crate) fn note_exit(&mut self, e: &mut crate::mapping::Entry, id: EntryId) {
-        let Some(q) = self.queue else { return };
+    /// orders its copy back after it. The note to make in the table (`MappingTable::
+    /// note_exit`), once per construct and entry, on devices that free on the queue.
+    pub(crate) fn exit_note(
+        &mut self,
+        e: &crate::mapping::Entry,
+        id: EntryId,
+    ) -> Option<(usize, QueueId)> {
+        let q = self.queue?;
         if !self.stream_ordered || !e.owns_allocation {
-            return;
+            return None;
         }
         let m = self.mark(id, e.tgt_alloc);
-        if !m.exited {
-            m.exited = true;
-            e.exits.push(q);
+        if m.exited {
+            return None;
         }
+        m.exited = true;
+        Some((e.tgt_alloc, q))
     }
 
-    /// This construct releases the last reference to `e`: its copy back and free go behind
-    /// the work of the constructs that released theirs while their work may still run.
-    pub(crate) fn after_exits(&mut self, e: &crate::mapping::Entry) -> Result<()> {
-        if e.exits.is_empty() {
-            return Ok(());
-        }
-        let others: Vec<QueueId> = e.exits.others(self.queue).collect();
-        for q in others {
+    /// This construct releases the last reference to an entry that the constructs of queues
+    /// `exits` released theirs to while still running: its copy back and free go behind
+    /// their work.
+    pub(crate) fn after_exits(&mut self, exits: &[QueueId]) -> Result<()> {
+        for &q in exits {
             self.order_after(Some(q))?;
         }
         Ok(())

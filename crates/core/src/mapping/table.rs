@@ -271,11 +271,11 @@ type InFlight = (usize, usize, omptarget_plugin::QueueId, libc::pthread_t);
 #[derive(Default)]
 pub struct MappingTable {
     entries: Entries,
-    /// Host ranges of entries that constructs still running retired after queuing a copy
-    /// back from them, with each construct's queue and thread (devices that free on the
-    /// queue, where an entry leaves the table when its construct has issued its work, not
-    /// when that work is done): a construct that would map such memory anew waits until they
-    /// complete (`ops/data/waits.rs::after_retired`).
+    /// Host ranges that constructs still running copy back into from entries they released
+    /// the last reference to, with each construct's queue and thread (devices that free on
+    /// the queue, where such an entry leaves the table when its construct has issued its
+    /// work, not when that work is done): a construct that would map such memory anew waits
+    /// until they complete (`ops/data/waits.rs::after_retired`).
     in_flight: Vec<InFlight>,
     /// Entries whose references constructs released while their work may still run (entry,
     /// device allocation, the construct's queue; devices that free on the queue): the
@@ -404,8 +404,9 @@ impl MappingTable {
         self.entries.remove(id)
     }
 
-    /// Notes that the construct of `queue` retired the entry of `[begin, end)` and copies
-    /// back from it: until [`MappingTable::forget_in_flight`], nobody maps that memory anew.
+    /// Notes that the construct of `queue` copies back into `[begin, end)` from an entry it
+    /// released the last reference to: until [`MappingTable::forget_in_flight`], nobody maps
+    /// that memory anew.
     pub(crate) fn note_in_flight(
         &mut self,
         begin: usize,
@@ -427,14 +428,14 @@ impl MappingTable {
         }
     }
 
-    /// Whether any construct still running retired an entry it copies back from.
+    /// Whether any construct still running copies back from an entry it released last.
     #[inline]
     pub(crate) fn has_in_flight(&self) -> bool {
         !self.in_flight.is_empty()
     }
 
-    /// Whether a construct still running retired an entry in `[begin, end)` that it copies
-    /// back from, other than the one of queue `own`, and unless `this_thread`, other than
+    /// Whether a construct still running copies back into `[begin, end)` from an entry it
+    /// released the last reference to, other than the one of queue `own`, and unless `this_thread`, other than
     /// this thread's (which cannot complete while this thread waits for them, unless held).
     pub(crate) fn in_flight_overlaps(
         &self,

@@ -75,9 +75,8 @@ pub struct AsyncInfo {
     /// Where a tracked construct's copies back are registered (`ops/held.rs`): made on its
     /// first copy back, it becomes the construct's slot value when the construct is held.
     cell: Option<Arc<super::held::Held>>,
-    /// The construct queued a copy to the host.
-    copies_home: bool,
-    /// It retired entries it copies back from while its work runs: noted in the table
+    /// It copies back from entries it releases the last reference to, which leave the table
+    /// before the copies land: noted in the table
     /// ([`MappingTable::note_in_flight`](crate::mapping::MappingTable::note_in_flight)) until
     /// it completes.
     in_flight: bool,
@@ -127,7 +126,6 @@ impl AsyncInfo {
             freed_on_queue: false,
             tracked: false,
             cell: None,
-            copies_home: false,
             in_flight: false,
         }
     }
@@ -235,11 +233,8 @@ impl AsyncInfo {
         size: usize,
     ) -> Result<()> {
         let queue = self.queue()?;
-        if kind == CopyKind::DeviceToHost {
-            self.copies_home = true;
-            if self.tracked {
-                super::held::register(&mut self.cell, dst, dst + size);
-            }
+        if self.tracked && kind == CopyKind::DeviceToHost {
+            super::held::register(&mut self.cell, dst, dst + size);
         }
         let Some(t) = self.tool.as_deref_mut() else {
             return dev.copy(kind, dst, src, size, Some(queue));
@@ -515,17 +510,10 @@ impl AsyncInfo {
             let Removal { id, size } = r;
             let removed = {
                 let mut table = self.device.table.lock();
-                let removed = match table.get(id) {
+                match table.get(id) {
                     Some(e) if e.total_refs() == Some(0) => table.remove(id),
                     _ => None,
-                };
-                // Until our copies back land, memory mapped anew there would be copied in
-                // before them and copied back after (`ops/data.rs::after_retired`).
-                if let (Some(e), true, Some(q)) = (&removed, self.copies_home, self.queue) {
-                    table.note_in_flight(e.host_begin, e.host_end, q);
-                    self.in_flight = true;
                 }
-                removed
             };
             if let Some(e) = removed {
                 trace::removing(self.info, self.device.id, &e, size);

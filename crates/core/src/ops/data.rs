@@ -608,6 +608,9 @@ impl Constructs<'_> {
             // Only the pointers the copy overwrites.
             e.shadows.restores_within(begin, size, &mut ai.restores);
         }
+        if copy_back && is_last {
+            ai.note_in_flight(&mut table, begin, size);
+        }
         let retire = update_ref && (is_last || ai.retiring(id));
         if let Some((alloc, queue)) = exit_note {
             table.note_exit(id, alloc, queue);

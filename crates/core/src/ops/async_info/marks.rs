@@ -112,6 +112,7 @@ impl AsyncInfo {
     /// queued work may still use the entry, the construct that releases the last reference
     /// orders its copy back after it. The note to make in the table (`MappingTable::
     /// note_exit`), once per construct and entry, on devices that free on the queue.
+    #[inline]
     pub(crate) fn exit_note(
         &mut self,
         e: &crate::mapping::Entry,
@@ -137,5 +138,24 @@ impl AsyncInfo {
             self.order_after(Some(q))?;
         }
         Ok(())
+    }
+
+    /// This construct copies `[begin, begin + size)` back from an entry it releases the last
+    /// reference to: on a device that frees on the queue the entry leaves the table when the
+    /// construct has issued its work, and until the copy lands nobody may map that memory
+    /// anew (`ops/data/waits.rs::after_retired`). Noted until the construct completes.
+    #[inline]
+    pub(crate) fn note_in_flight(
+        &mut self,
+        table: &mut crate::mapping::MappingTable,
+        begin: usize,
+        size: usize,
+    ) {
+        if self.stream_ordered
+            && let Ok(q) = self.queue()
+        {
+            table.note_in_flight(begin, begin + size, q);
+            self.in_flight = true;
+        }
     }
 }

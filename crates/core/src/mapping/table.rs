@@ -420,12 +420,7 @@ impl MappingTable {
 
     /// The construct of `queue` completed: its copies back have landed.
     pub(crate) fn forget_in_flight(&mut self, queue: omptarget_plugin::QueueId) {
-        // Most often that construct is the only one in flight: cleared without a retain.
-        if self.in_flight.iter().all(|r| r.2 == queue) {
-            self.in_flight.clear();
-        } else {
-            self.in_flight.retain(|r| r.2 != queue);
-        }
+        self.in_flight.retain(|r| r.2 != queue);
     }
 
     /// Whether any construct still running copies back from an entry it released last.
@@ -435,8 +430,9 @@ impl MappingTable {
     }
 
     /// Whether a construct still running copies back into `[begin, end)` from an entry it
-    /// released the last reference to, other than the one of queue `own`, and unless `this_thread`, other than
-    /// this thread's (which cannot complete while this thread waits for them, unless held).
+    /// released the last reference to, other than the one of queue `own` and, unless
+    /// `this_thread`, other than this thread's (which cannot complete while this thread waits
+    /// for them, unless held).
     pub(crate) fn in_flight_overlaps(
         &self,
         begin: usize,

@@ -41,6 +41,13 @@ struct Item {
     name: Option<&'static CStr>,
 }
 
+impl Item {
+    /// The end of the host range it covers (a zero-length item covers its first byte).
+    fn end(&self) -> usize {
+        self.begin + self.size.max(1)
+    }
+}
+
 impl Constructs<'_> {
     /// Finds or creates the mapping of one item on entry to a construct (LLVM's
     /// `getTargetPointer`) and copies data in when the rules say so. Returns the device address
@@ -63,7 +70,10 @@ impl Constructs<'_> {
         if super::held::any() && l.entry.is_some_and(|id| unreferenced(&table, id)) {
             (table, l) = after_released(dev, &it, ai, table);
         }
-        if table.has_in_flight() && l.entry.is_none() {
+        if table.has_in_flight()
+            && l.entry.is_none()
+            && table.in_flight_overlaps(it.begin, it.end(), ai.queue_id(), true)
+        {
             (table, l) = after_retired(dev, &it, ai, table);
         }
         let mut is_new = false;

@@ -46,7 +46,7 @@ pub(super) fn after_released<'t>(
     ai: &AsyncInfo,
     mut table: MutexGuard<'t, MappingTable>,
 ) -> Looked<'t> {
-    let end = it.begin + it.size.max(1);
+    let end = it.end();
     loop {
         drop(table);
         // Completes only constructs not completed yet: each round completes at least one.
@@ -78,17 +78,19 @@ pub(super) fn after_retired<'t>(
     ai: &AsyncInfo,
     mut table: MutexGuard<'t, MappingTable>,
 ) -> Looked<'t> {
-    let end = it.begin + it.size.max(1);
+    let end = it.end();
     let own = ai.queue_id();
     let mut rounds = 0u32;
-    while table.in_flight_overlaps(it.begin, end, own, true) {
+    // The caller found a range noted there (this thread's included).
+    loop {
         drop(table);
         // Held constructs (of any thread) are completed here; another thread's construct
         // that is not held completes in its thread.
         complete_held(dev, ai, it.begin, end);
         table = dev.table.lock();
         if !table.in_flight_overlaps(it.begin, end, own, false) {
-            break;
+            let l = table.lookup(it.begin, it.size);
+            return (table, l);
         }
         drop(table);
         rounds += 1;
@@ -102,6 +104,4 @@ pub(super) fn after_retired<'t>(
         }
         table = dev.table.lock();
     }
-    let l = table.lookup(it.begin, it.size);
-    (table, l)
 }
